@@ -1,0 +1,13 @@
+/**
+ * The numbered migrations, in order. Listed here (not read from a directory
+ * listing) so the set is fixed at build time and `deno compile --include
+ * migrations` embeds exactly these files. Never edit a released file: add one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  "0001_init.sql",
+];
+
+/** Reads one migration's SQL text (works from a compiled binary too). */
+export function readMigration(name: string): Promise<string> {
+  return Deno.readTextFile(new URL(name, import.meta.url));
+}

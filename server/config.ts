@@ -1,0 +1,689 @@
+/**
+ * The server's configuration: `.env` plus the process environment (the
+ * environment wins), read once into one typed, frozen `Config`. Every name of
+ * spec 2.5 is read with the `AUTHSVC_` prefix except those marked "no prefix"
+ * (PORT, DATABASE_URL, LOG_LEVEL) and the OTEL_* / DEBUG variables.
+ *
+ * A missing or malformed setting is collected as one line naming the variable;
+ * `loadConfig` throws `ConfigError` with all of them, so nothing starts
+ * half-configured.
+ */
+import { parse as parseDotenv } from "../deps.ts";
+import { ConfigReader, type Rate, type SettingDoc } from "./config_reader.ts";
+
+export type { Rate, SettingDoc };
+
+/** The external OAuth providers, as spec 2.3 names them. */
+export const PROVIDERS = [
+  "apple",
+  "azure",
+  "bitbucket",
+  "discord",
+  "facebook",
+  "figma",
+  "github",
+  "gitlab",
+  "google",
+  "keycloak",
+  "linkedin",
+  "notion",
+  "slack",
+  "snapchat",
+  "spotify",
+  "twitch",
+  "twitter",
+  "workos",
+] as const;
+export type ProviderName = typeof PROVIDERS[number];
+
+/** Mail kinds, as `MAILER_SUBJECTS_<KIND>` / `MAILER_TEMPLATES_<KIND>` name them. */
+export const MAIL_KINDS = [
+  "invite",
+  "confirmation",
+  "recovery",
+  "magic_link",
+  "email_change",
+  "reauthentication",
+  "password_changed_notification",
+  "email_changed_notification",
+  "phone_changed_notification",
+  "identity_linked_notification",
+  "identity_unlinked_notification",
+  "mfa_factor_enrolled_notification",
+  "mfa_factor_unenrolled_notification",
+] as const;
+export type MailKind = typeof MAIL_KINDS[number];
+
+const DEFAULT_SUBJECTS: Record<MailKind, string> = {
+  invite: "You have been invited",
+  confirmation: "Confirm Your Signup",
+  recovery: "Reset Your Password",
+  magic_link: "Your Magic Link",
+  email_change: "Confirm Email Change",
+  reauthentication: "Confirm reauthentication",
+  password_changed_notification: "Your password has been changed",
+  email_changed_notification: "Your email address has been changed",
+  phone_changed_notification: "Your phone number has been changed",
+  identity_linked_notification: "A new identity has been linked",
+  identity_unlinked_notification: "An identity has been unlinked",
+  mfa_factor_enrolled_notification: "A new MFA factor has been enrolled",
+  mfa_factor_unenrolled_notification: "An MFA factor has been unenrolled",
+};
+
+export const NOTIFICATIONS = [
+  "password_changed",
+  "email_changed",
+  "phone_changed",
+  "identity_linked",
+  "identity_unlinked",
+  "mfa_factor_enrolled",
+  "mfa_factor_unenrolled",
+] as const;
+export type NotificationKind = typeof NOTIFICATIONS[number];
+
+export const SMS_PROVIDERS = ["twilio", "messagebird", "textlocal", "vonage"] as const;
+export type SmsProviderName = typeof SMS_PROVIDERS[number];
+
+export const LOG_LEVELS = ["panic", "fatal", "error", "warn", "info", "debug"] as const;
+export type LogLevel = typeof LOG_LEVELS[number];
+
+/** Settings of one external provider. */
+export interface ProviderConfig {
+  enabled: boolean;
+  clientId: string;
+  secret: string;
+  redirectUri: string;
+  /** Base URL override (self-hosted instances, realms, tests); "" when unset. */
+  url: string;
+}
+
+/** The whole configuration. */
+export interface Config {
+  siteUrl: string;
+  uriAllowList: string[];
+  disableSignup: boolean;
+  api: {
+    host: string;
+    port: number;
+    externalUrl: string;
+    requestIdHeader: string;
+    maxBodyBytes: number;
+  };
+  db: {
+    driver: "postgres";
+    /** PostgreSQL connection string; "" selects embedded PGlite. */
+    url: string;
+    dataDir: string;
+    /** 0 means no limit of ours (the driver's pool is then sized generously). */
+    maxPoolSize: number;
+    /** Table prefix: "" or "<ns>_". */
+    namespace: string;
+  };
+  jwt: {
+    secret: string;
+    exp: number;
+    aud: string;
+    adminGroupName: string;
+    defaultGroupName: string;
+    adminRoles: string[];
+    /** Key set for asymmetric signing (JWKs with private parts for the signing key). */
+    keys: JsonWebKey[];
+  };
+  external: {
+    emailEnabled: boolean;
+    phoneEnabled: boolean;
+    anonymousUsersEnabled: boolean;
+    providers: Record<ProviderName, ProviderConfig>;
+  };
+  password: {
+    minLength: number;
+    /** Character sets; a password needs one character of each. */
+    requiredCharacters: string[];
+  };
+  security: {
+    refreshTokenRotationEnabled: boolean;
+    refreshTokenReuseInterval: number;
+    updatePasswordRequireReauthentication: boolean;
+    sbForwardedForEnabled: boolean;
+    captcha: {
+      enabled: boolean;
+      provider: "hcaptcha" | "turnstile";
+      secret: string;
+      timeoutSec: number;
+      /** Base URL override of the siteverify endpoint (tests). */
+      verifyUrl: string;
+    };
+  };
+  rateLimit: {
+    header: string;
+    emailSent: Rate;
+    smsSent: Rate;
+    tokenRefresh: Rate;
+    verify: Rate;
+    otp: Rate;
+    signup: Rate;
+    anonymousUsers: Rate;
+  };
+  smtp: {
+    host: string;
+    port: number;
+    user: string;
+    pass: string;
+    adminEmail: string;
+    senderName: string;
+    maxFrequency: number;
+    /** Seconds between magic links / recovery mails to one address. */
+    linkFrequency: number;
+  };
+  mailer: {
+    autoconfirm: boolean;
+    otpExp: number;
+    otpLength: number;
+    secureEmailChangeEnabled: boolean;
+    urlPaths: { invite: string; confirmation: string; recovery: string; emailChange: string };
+    subjects: Record<MailKind, string>;
+    templates: Record<MailKind, string>;
+    notifications: Record<NotificationKind, boolean>;
+    templateTimeoutSec: number;
+  };
+  sms: {
+    autoconfirm: boolean;
+    maxFrequency: number;
+    otpExp: number;
+    otpLength: number;
+    provider: SmsProviderName | "";
+    template: string;
+    maxAttempts: number;
+    twilio: { accountSid: string; authToken: string; messageServiceSid: string; apiUrl: string };
+    messagebird: { accessKey: string; originator: string; apiUrl: string };
+    textlocal: { apiKey: string; sender: string; apiUrl: string };
+    vonage: { apiKey: string; apiSecret: string; from: string; apiUrl: string };
+  };
+  mfa: {
+    maxEnrolledFactors: number;
+    challengeExpiry: number;
+    maxAttempts: number;
+    totpEnabled: boolean;
+    phoneEnabled: boolean;
+  };
+  log: { level: LogLevel; file: string };
+  tracing: { enabled: boolean; exporter: "opentelemetry" };
+  metrics: {
+    enabled: boolean;
+    exporter: "opentelemetry" | "prometheus";
+    prometheusHost: string;
+    prometheusPort: number;
+  };
+  otel: { resourceAttributes: Record<string, string>; env: Record<string, string> };
+  debug: boolean;
+}
+
+/** Thrown when settings are missing or malformed: one line per problem. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Result of reading: the config, deprecation notes, and the documented settings. */
+export interface LoadedConfig {
+  config: Config;
+  deprecations: string[];
+  docs: SettingDoc[];
+}
+
+function isJwkArray(v: unknown): string | null {
+  if (!Array.isArray(v)) return "expected a JSON array of JWKs";
+  for (const k of v) {
+    if (typeof k !== "object" || k === null || typeof (k as { kty?: unknown }).kty !== "string") {
+      return "every key needs a kty";
+    }
+  }
+  return null;
+}
+
+function splitCharacterSets(text: string): string[] {
+  const sets: string[] = [];
+  let cur = "";
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === "\\" && text[i + 1] === ":") {
+      cur += ":";
+      i++;
+    } else if (text[i] === ":") {
+      if (cur) sets.push(cur);
+      cur = "";
+    } else cur += text[i];
+  }
+  if (cur) sets.push(cur);
+  return sets;
+}
+
+function readProviders(r: ConfigReader): Record<ProviderName, ProviderConfig> {
+  const out = {} as Record<ProviderName, ProviderConfig>;
+  for (const p of PROVIDERS) {
+    const X = `EXTERNAL_${p.toUpperCase()}`;
+    const enabled = r.bool(`${X}_ENABLED`, { doc: `enable sign-in with ${p}` });
+    const pc: ProviderConfig = {
+      enabled,
+      clientId: r.string(`${X}_CLIENT_ID`, { required: enabled, doc: `${p} client id` }),
+      secret: r.string(`${X}_SECRET`, { required: enabled, doc: `${p} client secret` }),
+      redirectUri: r.string(`${X}_REDIRECT_URI`, {
+        required: enabled,
+        doc: `where ${p} returns with code and state (this server's /callback)`,
+      }),
+      url: r.url(`${X}_URL`, {
+        required: enabled && p === "keycloak",
+        default: p === "gitlab" ? "https://gitlab.com" : "",
+        doc: p === "keycloak"
+          ? "realm URL (required when enabled)"
+          : `base URL override for ${p} (self-hosted instances, tests)`,
+      }),
+    };
+    out[p] = pc;
+  }
+  return out;
+}
+
+/** Reads a configuration from an environment map (already merged with `.env`). */
+export function readConfig(env: Record<string, string | undefined>): LoadedConfig {
+  const r = new ConfigReader(env);
+  const otelEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (k.startsWith("OTEL_") && v) otelEnv[k] = v;
+
+  const subjects = {} as Record<MailKind, string>;
+  const templates = {} as Record<MailKind, string>;
+  for (const k of MAIL_KINDS) {
+    subjects[k] = r.string(`MAILER_SUBJECTS_${k.toUpperCase()}`, {
+      default: DEFAULT_SUBJECTS[k],
+      doc: `subject of the ${k.replaceAll("_", " ")} mail`,
+    });
+    templates[k] = r.string(`MAILER_TEMPLATES_${k.toUpperCase()}`, {
+      doc: `URL of the HTML template of the ${k.replaceAll("_", " ")} mail`,
+    });
+  }
+  const notifications = {} as Record<NotificationKind, boolean>;
+  for (const n of NOTIFICATIONS) {
+    notifications[n] = r.bool(`MAILER_NOTIFICATIONS_${n.toUpperCase()}_ENABLED`, {
+      doc: `send the ${n.replaceAll("_", " ")} notification mail`,
+    });
+  }
+
+  const config: Config = {
+    siteUrl: r.url("SITE_URL", {
+      required: true,
+      doc: "base URL of the site; its host is an allowed redirect_to",
+    }),
+    uriAllowList: r.list("URI_ALLOW_LIST", {
+      doc: "further allowed redirect_to URLs, with * globs",
+    }),
+    disableSignup: r.bool("DISABLE_SIGNUP", { doc: "only invites create users" }),
+    api: {
+      host: r.string("API_HOST", { default: "0.0.0.0", doc: "listen address" }),
+      port: r.int("PORT", {
+        noPrefix: true,
+        aliases: ["AUTHSVC_API_PORT"],
+        default: 8081,
+        min: 0,
+        max: 65535,
+        doc: "listen port",
+      }),
+      externalUrl: r.url("API_EXTERNAL_URL", {
+        required: true,
+        doc: "URL at which this server is reachable; the JWT iss",
+      }),
+      requestIdHeader: r.string("REQUEST_ID_HEADER", {
+        doc: "incoming header to inherit the request id from",
+      }),
+      maxBodyBytes: r.int("API_MAX_BODY_BYTES", {
+        default: 1 << 20,
+        min: 1024,
+        doc: "largest request body accepted",
+      }),
+    },
+    db: {
+      driver: r.oneOf("DB_DRIVER", ["postgres"] as const, {
+        default: "postgres",
+        doc: "must be postgres",
+      }),
+      url: r.string("DATABASE_URL", {
+        noPrefix: true,
+        aliases: ["AUTHSVC_DB_DATABASE_URL"],
+        doc: "PostgreSQL connection string; unset: embedded PGlite",
+      }),
+      dataDir: r.string("DB_DATA_DIR", {
+        default: "./.authsvc/data",
+        doc: "PGlite data directory (when no DATABASE_URL); memory:// keeps it in memory",
+      }),
+      maxPoolSize: r.int("DB_MAX_POOL_SIZE", {
+        default: 0,
+        min: 0,
+        doc: "PostgreSQL connections; 0 means unlimited",
+      }),
+      namespace: "",
+    },
+    jwt: {
+      secret: r.string("JWT_SECRET", { required: true, doc: "HS256 signing secret" }),
+      exp: r.int("JWT_EXP", { default: 3600, min: 30, doc: "access token lifetime in seconds" }),
+      aud: r.string("JWT_AUD", { default: "authenticated", doc: "audience of issued tokens" }),
+      adminGroupName: r.string("JWT_ADMIN_GROUP_NAME", {
+        default: "admin",
+        doc: "inherited; admin group name",
+      }),
+      defaultGroupName: r.string("JWT_DEFAULT_GROUP_NAME", { doc: "group given to new users" }),
+      adminRoles: r.list("JWT_ADMIN_ROLES", {
+        default: ["service_role", "supabase_admin"],
+        doc: "role claims accepted as admin",
+      }),
+      keys: r.json<JsonWebKey[]>("JWT_KEYS", isJwkArray, {
+        default: [],
+        doc: "JSON array of JWKs; the key whose key_ops has sign signs, all verify",
+      }) ?? [],
+    },
+    external: {
+      emailEnabled: r.bool("EXTERNAL_EMAIL_ENABLED", {
+        default: true,
+        doc: "e-mail sign-up and sign-in",
+      }),
+      phoneEnabled: r.bool("EXTERNAL_PHONE_ENABLED", {
+        default: false,
+        doc: "phone sign-up and sign-in",
+      }),
+      anonymousUsersEnabled: r.bool("EXTERNAL_ANONYMOUS_USERS_ENABLED", {
+        doc: "anonymous sign-ins",
+      }),
+      providers: readProviders(r),
+    },
+    password: {
+      minLength: r.int("PASSWORD_MIN_LENGTH", {
+        default: 6,
+        min: 1,
+        max: 72,
+        doc: "minimum password length",
+      }),
+      requiredCharacters: splitCharacterSets(
+        r.string("PASSWORD_REQUIRED_CHARACTERS", {
+          doc: "character sets split by : (\\: is a literal colon)",
+        }),
+      ),
+    },
+    security: {
+      refreshTokenRotationEnabled: r.bool("SECURITY_REFRESH_TOKEN_ROTATION_ENABLED", {
+        default: true,
+        doc: "rotate refresh tokens and detect reuse",
+      }),
+      refreshTokenReuseInterval: r.seconds("SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", {
+        default: 10,
+        doc: "seconds in which the previous refresh token may be exchanged again",
+      }),
+      updatePasswordRequireReauthentication: r.bool(
+        "SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION",
+        {
+          doc: "a password change needs a nonce from /reauthenticate",
+        },
+      ),
+      sbForwardedForEnabled: r.bool("SECURITY_SB_FORWARDED_FOR_ENABLED", {
+        doc: "take the client IP from Authsvc-Proxy-Forwarded-For",
+      }),
+      captcha: {
+        enabled: r.bool("SECURITY_CAPTCHA_ENABLED", { doc: "require captcha_token" }),
+        provider: r.oneOf("SECURITY_CAPTCHA_PROVIDER", ["hcaptcha", "turnstile"] as const, {
+          default: "hcaptcha",
+          doc: "hCaptcha or Turnstile",
+        }),
+        secret: "",
+        timeoutSec: r.seconds("SECURITY_CAPTCHA_TIMEOUT", {
+          default: 10,
+          doc: "captcha verification timeout",
+        }),
+        verifyUrl: r.url("SECURITY_CAPTCHA_VERIFY_URL", { doc: "siteverify URL override (tests)" }),
+      },
+    },
+    rateLimit: {
+      header: r.string("RATE_LIMIT_HEADER", {
+        doc: "header whose value keys the per-IP request limits",
+      }),
+      emailSent: r.rate("RATE_LIMIT_EMAIL_SENT", { count: 30, windowSec: 3600 }, {
+        doc: "e-mails per hour",
+      }),
+      smsSent: r.rate("RATE_LIMIT_SMS_SENT", { count: 30, windowSec: 3600 }, {
+        doc: "SMS per hour",
+      }),
+      tokenRefresh: r.rate("RATE_LIMIT_TOKEN_REFRESH", { count: 150, windowSec: 300 }, {
+        doc: "/token requests per IP",
+      }),
+      verify: r.rate("RATE_LIMIT_VERIFY", { count: 30, windowSec: 300 }, {
+        doc: "/verify requests per IP",
+      }),
+      otp: r.rate("RATE_LIMIT_OTP", { count: 30, windowSec: 300 }, { doc: "/otp requests per IP" }),
+      signup: r.rate("RATE_LIMIT_SIGNUP", { count: 30, windowSec: 300 }, {
+        doc: "/signup requests per IP",
+      }),
+      anonymousUsers: r.rate("RATE_LIMIT_ANONYMOUS_USERS", { count: 30, windowSec: 3600 }, {
+        doc: "anonymous sign-ins per IP",
+      }),
+    },
+    smtp: {
+      host: r.string("SMTP_HOST", { doc: "mail server; unset: mails are logged instead" }),
+      port: r.int("SMTP_PORT", { default: 587, min: 1, max: 65535, doc: "mail server port" }),
+      user: r.string("SMTP_USER", { doc: "SMTP user" }),
+      pass: r.string("SMTP_PASS", { doc: "SMTP password" }),
+      adminEmail: r.string("SMTP_ADMIN_EMAIL", { default: "admin@localhost", doc: "From address" }),
+      senderName: r.string("SMTP_SENDER_NAME", { doc: "From name (default: SMTP_ADMIN_EMAIL)" }),
+      maxFrequency: r.seconds("SMTP_MAX_FREQUENCY", {
+        default: 900,
+        doc: "seconds between mails of one kind to one address",
+      }),
+      linkFrequency: r.seconds("SMTP_LINK_FREQUENCY", {
+        default: 60,
+        doc: "seconds between magic links / recovery mails to one address",
+      }),
+    },
+    mailer: {
+      autoconfirm: r.bool("MAILER_AUTOCONFIRM", { doc: "sign-ups need no e-mail confirmation" }),
+      otpExp: r.seconds("MAILER_OTP_EXP", {
+        default: 86400,
+        doc: "validity of an e-mail link or code",
+      }),
+      otpLength: r.int("MAILER_OTP_LENGTH", {
+        default: 6,
+        min: 6,
+        max: 10,
+        doc: "digits of an e-mail code",
+      }),
+      secureEmailChangeEnabled: r.bool("MAILER_SECURE_EMAIL_CHANGE_ENABLED", {
+        default: true,
+        doc: "an e-mail change is confirmed by both addresses",
+      }),
+      urlPaths: {
+        invite: r.string("MAILER_URLPATHS_INVITE", { default: "/verify" }),
+        confirmation: r.string("MAILER_URLPATHS_CONFIRMATION", { default: "/verify" }),
+        recovery: r.string("MAILER_URLPATHS_RECOVERY", { default: "/verify" }),
+        emailChange: r.string("MAILER_URLPATHS_EMAIL_CHANGE", { default: "/verify" }),
+      },
+      subjects,
+      templates,
+      notifications,
+      templateTimeoutSec: r.seconds("MAILER_TEMPLATE_TIMEOUT", {
+        default: 10,
+        doc: "template fetch timeout",
+      }),
+    },
+    sms: {
+      autoconfirm: r.bool("SMS_AUTOCONFIRM", { doc: "phone sign-ups need no SMS code" }),
+      maxFrequency: r.seconds("SMS_MAX_FREQUENCY", {
+        default: 60,
+        doc: "seconds between codes to one number",
+      }),
+      otpExp: r.seconds("SMS_OTP_EXP", { default: 60, doc: "validity of an SMS code" }),
+      otpLength: r.int("SMS_OTP_LENGTH", {
+        default: 6,
+        min: 6,
+        max: 10,
+        doc: "digits of an SMS code",
+      }),
+      provider: r.oneOf("SMS_PROVIDER", ["", ...SMS_PROVIDERS] as const, {
+        default: "",
+        doc: "twilio, messagebird, textlocal or vonage",
+      }),
+      template: r.string("SMS_TEMPLATE", { default: "Your code is {{ .Code }}", doc: "SMS text" }),
+      maxAttempts: r.int("SMS_OTP_MAX_ATTEMPTS", {
+        default: 5,
+        min: 1,
+        doc: "wrong codes allowed per code",
+      }),
+      twilio: {
+        accountSid: r.string("SMS_TWILIO_ACCOUNT_SID"),
+        authToken: r.string("SMS_TWILIO_AUTH_TOKEN"),
+        messageServiceSid: r.string("SMS_TWILIO_MESSAGE_SERVICE_SID", {
+          doc: "messaging service SID or sender number",
+        }),
+        apiUrl: r.url("SMS_TWILIO_API_URL", { default: "https://api.twilio.com" }),
+      },
+      messagebird: {
+        accessKey: r.string("SMS_MESSAGEBIRD_ACCESS_KEY"),
+        originator: r.string("SMS_MESSAGEBIRD_ORIGINATOR"),
+        apiUrl: r.url("SMS_MESSAGEBIRD_API_URL", { default: "https://rest.messagebird.com" }),
+      },
+      textlocal: {
+        apiKey: r.string("SMS_TEXTLOCAL_API_KEY"),
+        sender: r.string("SMS_TEXTLOCAL_SENDER"),
+        apiUrl: r.url("SMS_TEXTLOCAL_API_URL", { default: "https://api.txtlocal.com" }),
+      },
+      vonage: {
+        apiKey: r.string("SMS_VONAGE_API_KEY"),
+        apiSecret: r.string("SMS_VONAGE_API_SECRET"),
+        from: r.string("SMS_VONAGE_FROM"),
+        apiUrl: r.url("SMS_VONAGE_API_URL", { default: "https://rest.nexmo.com" }),
+      },
+    },
+    mfa: {
+      maxEnrolledFactors: r.int("MFA_MAX_ENROLLED_FACTORS", {
+        default: 10,
+        min: 1,
+        doc: "factors per user",
+      }),
+      challengeExpiry: r.seconds("MFA_CHALLENGE_EXPIRY_DURATION", {
+        default: 300,
+        doc: "challenge validity",
+      }),
+      maxAttempts: r.int("MFA_MAX_ATTEMPTS", {
+        default: 5,
+        min: 1,
+        doc: "wrong codes per challenge",
+      }),
+      totpEnabled: r.bool("MFA_TOTP_ENROLL_ENABLED", { default: true, doc: "TOTP factors" }),
+      phoneEnabled: r.bool("MFA_PHONE_ENROLL_ENABLED", { default: false, doc: "phone factors" }),
+    },
+    log: {
+      level: r.oneOf("LOG_LEVEL", LOG_LEVELS, {
+        noPrefix: true,
+        default: "info",
+        doc: "log level",
+      }),
+      file: r.string("LOG_FILE", { doc: "append logs to this file" }),
+    },
+    tracing: {
+      enabled: r.bool("TRACING_ENABLED", { doc: "OpenTelemetry traces over OTLP" }),
+      exporter: r.oneOf("TRACING_EXPORTER", ["opentelemetry"] as const, {
+        default: "opentelemetry",
+      }),
+    },
+    metrics: {
+      enabled: r.bool("METRICS_ENABLED", { doc: "metrics" }),
+      exporter: r.oneOf("METRICS_EXPORTER", ["opentelemetry", "prometheus"] as const, {
+        default: "opentelemetry",
+      }),
+      prometheusHost: r.string("OTEL_EXPORTER_PROMETHEUS_HOST", {
+        noPrefix: true,
+        default: "0.0.0.0",
+      }),
+      prometheusPort: r.int("OTEL_EXPORTER_PROMETHEUS_PORT", {
+        noPrefix: true,
+        default: 9100,
+        min: 0,
+        max: 65535,
+      }),
+    },
+    otel: {
+      resourceAttributes: Object.fromEntries(
+        r.list("OTEL_RESOURCE_ATTRIBUTES", { noPrefix: true, doc: "k=v,k2=v2 resource attributes" })
+          .map((kv) => kv.split("=").map((s) => s.trim()))
+          .filter((p) => p.length === 2 && p[0]),
+      ),
+      env: otelEnv,
+    },
+    debug: r.bool("DEBUG", { noPrefix: true, doc: "report exporter problems" }),
+  };
+
+  config.security.captcha.secret = r.string("SECURITY_CAPTCHA_SECRET", {
+    required: config.security.captcha.enabled,
+    doc: "captcha provider secret",
+  });
+  const ns = r.string("DB_NAMESPACE", { doc: "prefix of every table name (<ns>_users)" });
+  if (ns && !/^[a-z_][a-z0-9_]{0,30}$/.test(ns)) {
+    r.problem(`AUTHSVC_DB_NAMESPACE: expected lower-case letters, digits and _, got "${ns}"`);
+  }
+  config.db.namespace = ns ? `${ns}_` : "";
+  if (!config.smtp.senderName) config.smtp.senderName = config.smtp.adminEmail;
+  if (config.jwt.keys.length && !config.jwt.keys.some((k) => k.key_ops?.includes("sign"))) {
+    r.problem("AUTHSVC_JWT_KEYS: no key has key_ops containing sign");
+  }
+  if (config.sms.provider && !config.sms.autoconfirm) {
+    const p = config.sms.provider;
+    const need: Record<SmsProviderName, [string, string][]> = {
+      twilio: [
+        ["SMS_TWILIO_ACCOUNT_SID", config.sms.twilio.accountSid],
+        ["SMS_TWILIO_AUTH_TOKEN", config.sms.twilio.authToken],
+        ["SMS_TWILIO_MESSAGE_SERVICE_SID", config.sms.twilio.messageServiceSid],
+      ],
+      messagebird: [
+        ["SMS_MESSAGEBIRD_ACCESS_KEY", config.sms.messagebird.accessKey],
+        ["SMS_MESSAGEBIRD_ORIGINATOR", config.sms.messagebird.originator],
+      ],
+      textlocal: [["SMS_TEXTLOCAL_API_KEY", config.sms.textlocal.apiKey]],
+      vonage: [
+        ["SMS_VONAGE_API_KEY", config.sms.vonage.apiKey],
+        ["SMS_VONAGE_API_SECRET", config.sms.vonage.apiSecret],
+        ["SMS_VONAGE_FROM", config.sms.vonage.from],
+      ],
+    };
+    for (const [name, v] of need[p]) {
+      if (!v) r.problem(`AUTHSVC_${name}: required when SMS_PROVIDER is ${p}`);
+    }
+  }
+
+  r.deprecated("OPERATOR_TOKEN", "multi-instance mode is not supported");
+  r.deprecated("API_ENDPOINT", "multi-instance mode is not supported");
+  r.deprecated("MULTI_INSTANCE_MODE", "multi-instance mode is not supported");
+
+  if (r.problems.length) throw new ConfigError(r.problems);
+  return { config: deepFreeze(config), deprecations: r.deprecations, docs: r.docs };
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === "object") {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/**
+ * Merges a `.env` file (when present) with the process environment; the
+ * environment wins.
+ */
+export async function readEnvironment(envFile = ".env"): Promise<Record<string, string>> {
+  let fileVars: Record<string, string> = {};
+  try {
+    fileVars = parseDotenv(await Deno.readTextFile(envFile));
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return { ...fileVars, ...Deno.env.toObject() };
+}
+
+/** Reads `.env` plus environment into a Config; throws ConfigError. */
+export async function loadConfig(envFile?: string): Promise<LoadedConfig> {
+  return readConfig(await readEnvironment(envFile));
+}

@@ -1,0 +1,57 @@
+/**
+ * Embedded PostgreSQL (PGlite, real PostgreSQL compiled to WASM): the
+ * zero-setup default. One connection; PGlite serialises queries itself.
+ */
+import { PGlite } from "../../deps.ts";
+import type { Db, Queryable } from "./db.ts";
+
+// deno-lint-ignore no-explicit-any
+type AnyPg = any;
+
+function queryable(pg: AnyPg): Queryable {
+  return {
+    async query<T>(text: string, params: unknown[] = []): Promise<T[]> {
+      const res = await pg.query(text, params);
+      return res.rows as T[];
+    },
+    async exec(text: string): Promise<void> {
+      await pg.exec(text);
+    },
+  };
+}
+
+/** Opens PGlite under `dataDir` ("memory://" for an in-memory database). */
+export async function openPglite(dataDir: string, prefix: string): Promise<Db> {
+  const inMemory = dataDir === "" || dataDir.startsWith("memory://");
+  if (!inMemory) await Deno.mkdir(dataDir, { recursive: true });
+  const pg = new PGlite(inMemory ? undefined : dataDir, {
+    parsers: { 20: (x: string) => Number(x) },
+  });
+  await pg.waitReady;
+  const base = queryable(pg);
+  let closed = false;
+  return {
+    kind: "pglite",
+    prefix,
+    t: (name) => `${prefix}${name}`,
+    query: base.query,
+    exec: base.exec,
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
+      pg.transaction((tx: AnyPg) => fn(queryable(tx))) as Promise<T>,
+    withConnection: <T>(fn: (conn: Queryable) => Promise<T>) => fn(base),
+    async ping() {
+      if (closed) return false;
+      try {
+        await pg.query("select 1");
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pg.close();
+    },
+  };
+}

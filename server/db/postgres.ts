@@ -1,0 +1,88 @@
+/** PostgreSQL backend over postgres.js. */
+import { postgres } from "../../deps.ts";
+import { classifyDbError, type Db, type Queryable } from "./db.ts";
+import { Semaphore } from "./semaphore.ts";
+
+type Sql = ReturnType<typeof postgres>;
+// deno-lint-ignore no-explicit-any
+type AnySql = any;
+
+function queryable(sql: AnySql): Queryable {
+  return {
+    async query<T>(text: string, params: unknown[] = []): Promise<T[]> {
+      try {
+        return [...await sql.unsafe(text, params as never[])] as T[];
+      } catch (e) {
+        throw classifyDbError(e);
+      }
+    },
+    async exec(text: string): Promise<void> {
+      try {
+        await sql.unsafe(text);
+      } catch (e) {
+        throw classifyDbError(e);
+      }
+    },
+  };
+}
+
+/** Opens a pool; `maxPoolSize` 0 means "no limit of ours" (50 connections). */
+export function openPostgres(url: string, maxPoolSize: number, prefix: string): Db {
+  const max = maxPoolSize > 0 ? maxPoolSize : 50;
+  const sql: Sql = postgres(url, {
+    max,
+    onnotice: () => {},
+    connect_timeout: 5,
+    idle_timeout: 60,
+    prepare: true,
+    types: {
+      // int8 as number, so both backends return the same type for bigint columns
+      bigint: {
+        to: 20,
+        from: [20],
+        serialize: (x: number) => String(x),
+        parse: (x: string) => Number(x),
+      },
+    },
+  });
+  const gate = new Semaphore(max);
+  const base = queryable(sql);
+  return {
+    kind: "postgres",
+    prefix,
+    t: (name) => `${prefix}${name}`,
+    query: (text, params) => gate.run(() => base.query(text, params)),
+    exec: (text) => gate.run(() => base.exec(text)),
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
+      gate.run(async () => {
+        try {
+          return await sql.begin((tx: AnySql) => fn(queryable(tx))) as T;
+        } catch (e) {
+          throw classifyDbError(e);
+        }
+      }),
+    withConnection: <T>(fn: (conn: Queryable) => Promise<T>) =>
+      gate.run(async () => {
+        let conn: AnySql;
+        try {
+          conn = await sql.reserve();
+        } catch (e) {
+          throw classifyDbError(e);
+        }
+        try {
+          return await fn(queryable(conn));
+        } finally {
+          conn.release();
+        }
+      }),
+    async ping() {
+      try {
+        await base.query("select 1");
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: () => sql.end({ timeout: 5 }),
+  };
+}
