@@ -13,4 +13,4 @@ export { default as postgres } from "postgres";
 export { PGlite } from "@electric-sql/pglite";
 export { default as nodemailer } from "nodemailer";
 export { parse } from "dotenv";
-export { bcrypt, bcryptVerify } from "hash-wasm";
+export { argon2Verify, bcrypt, bcryptVerify } from "hash-wasm";

@@ -1,0 +1,80 @@
+/**
+ * The hono environment of this server and the per-request helpers every
+ * endpoint group uses: the caller's identity from the bearer token, the admin
+ * check, and the client IP.
+ */
+import type { Context } from "../../deps.ts";
+import type { AccessClaims } from "../auth/jwt.ts";
+import type { SessionRow } from "../auth/sessions.ts";
+import type { UserRow } from "../auth/users.ts";
+import type { Services } from "../services.ts";
+import { ApiError } from "./errors.ts";
+
+/** Hono bindings and variables of this app. */
+export type AppEnv = {
+  Bindings: { remoteAddr?: string };
+  Variables: { services: Services; requestId: string; clientIp: string };
+};
+
+/** The context type handlers receive. */
+export type Ctx = Context<AppEnv>;
+
+/** The authenticated caller. */
+export interface Caller {
+  claims: AccessClaims;
+  user: UserRow;
+  session: SessionRow | null;
+  token: string;
+}
+
+/** The bearer token of the request, or a 401 no_authorization. */
+export function bearerToken(c: Ctx): string {
+  const h = c.req.header("authorization") ?? "";
+  const m = /^bearer\s+(\S+)\s*$/i.exec(h);
+  if (!m) throw new ApiError(401, "no_authorization", "This endpoint requires a Bearer token");
+  return m[1];
+}
+
+/**
+ * Verifies the bearer token and loads its user and session. A token whose
+ * session has ended (sign-out, reuse detection) is refused with
+ * session_not_found, as GoTrue does.
+ */
+export async function requireUser(c: Ctx): Promise<Caller> {
+  const s = c.get("services");
+  const token = bearerToken(c);
+  const claims = await s.jwt.verify(token);
+  if (typeof claims.sub !== "string" || claims.sub === "") {
+    throw new ApiError(403, "bad_jwt", "invalid claim: missing sub claim");
+  }
+  const user = await s.users.findById(claims.sub);
+  if (!user) throw new ApiError(403, "user_not_found", "User from sub claim in JWT does not exist");
+  let session: SessionRow | null = null;
+  if (typeof claims.session_id === "string" && claims.session_id) {
+    session = await s.sessions.findSession(claims.session_id);
+    if (!session) {
+      throw new ApiError(
+        403,
+        "session_not_found",
+        "Session from session_id claim in JWT does not exist",
+      );
+    }
+  }
+  return { claims, user, session, token };
+}
+
+/** Verifies the bearer token and that its role claim is an admin role (JWT_ADMIN_ROLES). */
+export async function requireAdmin(c: Ctx): Promise<AccessClaims> {
+  const s = c.get("services");
+  const claims = await s.jwt.verify(bearerToken(c));
+  const role = typeof claims.role === "string" ? claims.role : "";
+  if (!s.config.jwt.adminRoles.includes(role)) {
+    throw new ApiError(403, "not_admin", "User not allowed");
+  }
+  return claims;
+}
+
+/** The client IP as computed for this request (socket, or the trusted forwarded header). */
+export function clientIp(c: Ctx): string {
+  return c.get("clientIp") ?? "";
+}

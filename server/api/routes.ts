@@ -1,0 +1,15 @@
+/**
+ * Routing in one place: every endpoint group registers its routes here, in
+ * this order. Add one line per group.
+ */
+import type { Hono } from "../../deps.ts";
+import type { Services } from "../services.ts";
+import type { AppEnv } from "./context.ts";
+import { healthRoutes } from "./health.ts";
+
+/** A function that adds one endpoint group's routes. */
+export type RouteGroup = (app: Hono<AppEnv>, s: Services) => void;
+
+export const ROUTE_GROUPS: RouteGroup[] = [
+  healthRoutes,
+];

@@ -1,0 +1,177 @@
+/**
+ * Builds the hono app from Config and the services: request id, client IP,
+ * body-size limit, CORS, routing (api/routes.ts), and the one error handler
+ * that turns ApiError (and anything unexpected) into the contract's error body.
+ */
+import { Hono, HTTPException } from "../deps.ts";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
+import type { Config } from "./config.ts";
+import { type Db, DbUnavailableError, openDb } from "./db/db.ts";
+import { migrate } from "./db/migrate.ts";
+import { type Clock, systemClock } from "./auth/clock.ts";
+import { fileSink, Logger } from "./observe/log.ts";
+import { buildServices, type Services } from "./services.ts";
+import type { AppEnv } from "./api/context.ts";
+import { ApiError } from "./api/errors.ts";
+import { ROUTE_GROUPS } from "./api/routes.ts";
+
+/** A built server: a fetch handler plus its services. */
+export interface App {
+  app: Hono<AppEnv>;
+  /** Handles one request; `remoteAddr` is the socket's address. */
+  fetch(req: Request, remoteAddr?: string): Promise<Response>;
+  services: Services;
+  /** Closes the database and background work. */
+  close(): Promise<void>;
+}
+
+/** Options of createApp. */
+export interface CreateAppOptions {
+  /** An open database; when absent one is opened from Config and closed by close(). */
+  db?: Db;
+  clock?: Clock;
+  log?: Logger;
+  /** Apply pending migrations first (default true). */
+  migrate?: boolean;
+}
+
+function errorResponse(err: ApiError, requestId: string): Response {
+  const headers: Record<string, string> = { "content-type": "application/json", ...err.headers };
+  if (requestId) headers["x-request-id"] = requestId;
+  return new Response(JSON.stringify(err.body()), { status: err.status, headers });
+}
+
+/** Builds the server. */
+export async function createApp(config: Config, opts: CreateAppOptions = {}): Promise<App> {
+  const log = opts.log ??
+    new Logger(config.log.level, config.log.file ? fileSink(config.log.file) : undefined);
+  const ownDb = !opts.db;
+  const db = opts.db ?? await openDb({
+    url: config.db.url,
+    dataDir: config.db.dataDir,
+    maxPoolSize: config.db.maxPoolSize,
+    prefix: config.db.namespace,
+  });
+  if (opts.migrate !== false) {
+    await migrate(db, (m) => log.info(m));
+  }
+  const services = await buildServices(config, db, opts.clock ?? systemClock, log);
+  if (ownDb) services.onClose.unshift(() => db.close());
+
+  const app = new Hono<AppEnv>();
+
+  app.use("*", async (c, next) => {
+    const inherited = config.api.requestIdHeader
+      ? c.req.header(config.api.requestIdHeader)
+      : undefined;
+    const requestId = inherited && inherited.length <= 200 ? inherited : crypto.randomUUID();
+    c.set("requestId", requestId);
+    c.set("services", services);
+    c.set("clientIp", c.env?.remoteAddr ?? "");
+    await next();
+    c.header("x-request-id", requestId);
+  });
+  app.use(
+    "*",
+    cors({
+      origin: (origin) => origin || "*",
+      allowHeaders: [
+        "Authorization",
+        "Content-Type",
+        "X-Client-Info",
+        "X-Supabase-Api-Version",
+        "apikey",
+      ],
+      allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+      exposeHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After"],
+      credentials: true,
+      maxAge: 600,
+    }),
+  );
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: config.api.maxBodyBytes,
+      onError: () => {
+        throw new ApiError(
+          413,
+          "validation_failed",
+          `Request body is larger than ${config.api.maxBodyBytes} bytes`,
+        );
+      },
+    }),
+  );
+
+  for (const group of ROUTE_GROUPS) group(app, services);
+
+  app.notFound((c) => {
+    return errorResponse(
+      new ApiError(404, "not_found", `No route for ${c.req.method} ${c.req.path}`),
+      c.get("requestId"),
+    );
+  });
+
+  app.onError((err, c) => {
+    const requestId = c.get("requestId") ?? "";
+    if (err instanceof ApiError) return errorResponse(err, requestId);
+    if (err instanceof DbUnavailableError) {
+      log.error("database unavailable", { request_id: requestId, error: err.message });
+      return errorResponse(
+        new ApiError(
+          503,
+          "service_unavailable",
+          "Service temporarily unavailable: database not reachable",
+          {},
+          {
+            "Retry-After": "5",
+          },
+        ),
+        requestId,
+      );
+    }
+    if (err instanceof HTTPException) {
+      const status = err.status;
+      return errorResponse(
+        new ApiError(
+          status,
+          status === 413 ? "validation_failed" : "unexpected_failure",
+          err.message || "Request failed",
+        ),
+        requestId,
+      );
+    }
+    log.error("unexpected error", {
+      request_id: requestId,
+      route: c.req.routePath,
+      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      stack: err instanceof Error ? err.stack?.split("\n").slice(0, 6).join(" | ") : undefined,
+    });
+    return errorResponse(
+      new ApiError(
+        500,
+        "unexpected_failure",
+        "Unexpected failure, please check server logs for more information",
+      ),
+      requestId,
+    );
+  });
+
+  let closed = false;
+  return {
+    app,
+    fetch: (req, remoteAddr) => Promise.resolve(app.fetch(req, { remoteAddr })),
+    services,
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const fn of [...services.onClose].reverse()) {
+        try {
+          await fn();
+        } catch (e) {
+          log.warn("error during shutdown", { error: String(e) });
+        }
+      }
+    },
+  };
+}

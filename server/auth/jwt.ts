@@ -1,0 +1,159 @@
+/**
+ * Access-token signing and verification.
+ *
+ * - HS256 with JWT_SECRET, imported once as a CryptoKey (jose would re-import
+ *   a raw secret on every call).
+ * - Asymmetric keys (RS256, ES256, EdDSA) from AUTHSVC_JWT_KEYS: the key whose
+ *   key_ops contains "sign" signs and its `kid` goes in the header; every key
+ *   verifies, so tokens signed before a rotation keep verifying.
+ * - The verifying key is chosen by the header (kid, else HS256 secret) and the
+ *   algorithm is pinned to that key's, so `alg: none`, an unknown kid, or HS256
+ *   with a public key as the secret are refused.
+ */
+import { jose } from "../../deps.ts";
+import { ApiError } from "../api/errors.ts";
+import type { Config } from "../config.ts";
+
+/** Claims of an access token as this server issues them. */
+export interface AccessClaims {
+  iss: string;
+  sub: string;
+  aud: string | string[];
+  exp: number;
+  iat: number;
+  email: string;
+  phone: string;
+  role: string;
+  app_metadata: Record<string, unknown>;
+  user_metadata: Record<string, unknown>;
+  aal: string;
+  amr: { method: string; timestamp: number; provider?: string }[];
+  session_id: string;
+  is_anonymous: boolean;
+  [k: string]: unknown;
+}
+
+interface VerifyKey {
+  alg: string;
+  key: CryptoKey | Uint8Array;
+}
+
+function defaultAlg(jwk: JsonWebKey): string {
+  if (jwk.alg) return jwk.alg;
+  if (jwk.kty === "RSA") return "RS256";
+  if (jwk.kty === "EC") return jwk.crv === "P-384" ? "ES384" : "ES256";
+  if (jwk.kty === "OKP") return "EdDSA";
+  if (jwk.kty === "oct") return "HS256";
+  throw new Error(`unsupported key type ${jwk.kty}`);
+}
+
+/** Signs and verifies access tokens for one configuration. */
+export class JwtService {
+  private constructor(
+    private readonly issuer: string,
+    private readonly hsKey: CryptoKey,
+    private readonly signer: { alg: string; kid?: string; key: CryptoKey | Uint8Array },
+    private readonly byKid: Map<string, VerifyKey>,
+    private readonly publicJwks: Record<string, unknown>[],
+  ) {}
+
+  /** Imports every key once. */
+  static async create(config: Config): Promise<JwtService> {
+    const hsKey = await crypto.subtle.importKey(
+      "raw",
+      new TextEncoder().encode(config.jwt.secret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign", "verify"],
+    );
+    let signer: { alg: string; kid?: string; key: CryptoKey | Uint8Array } = {
+      alg: "HS256",
+      key: hsKey,
+    };
+    const byKid = new Map<string, VerifyKey>();
+    const publicJwks: Record<string, unknown>[] = [];
+    for (const jwk of config.jwt.keys) {
+      const alg = defaultAlg(jwk);
+      const kid = (jwk as { kid?: string }).kid ?? "";
+      if (jwk.key_ops?.includes("sign")) {
+        signer = { alg, kid: kid || undefined, key: await jose.importJWK(jwk as jose.JWK, alg) };
+      }
+      if (jwk.kty === "oct") {
+        if (kid) byKid.set(kid, { alg, key: await jose.importJWK(jwk as jose.JWK, alg) });
+        continue; // symmetric keys are never published
+      }
+      const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, key_ops: _ops, ...pub } =
+        jwk as Record<
+          string,
+          unknown
+        >;
+      if (kid) byKid.set(kid, { alg, key: await jose.importJWK(pub as jose.JWK, alg) });
+      publicJwks.push({ ...pub, alg, use: "sig", key_ops: ["verify"] });
+    }
+    return new JwtService(config.api.externalUrl, hsKey, signer, byKid, publicJwks);
+  }
+
+  /** The JWT `iss` of tokens this server signs. */
+  get iss(): string {
+    return this.issuer;
+  }
+
+  /** Signs claims (iss is set here when absent). */
+  async sign(claims: Record<string, unknown>): Promise<string> {
+    const header: jose.JWTHeaderParameters = { alg: this.signer.alg, typ: "JWT" };
+    if (this.signer.kid) header.kid = this.signer.kid;
+    return await new jose.SignJWT({ iss: this.issuer, ...claims }).setProtectedHeader(header).sign(
+      this.signer.key,
+    );
+  }
+
+  /** Verifies a token; throws ApiError 403 bad_jwt naming the reason. */
+  async verify(token: string, opts: { audience?: string } = {}): Promise<AccessClaims> {
+    let header: jose.ProtectedHeaderParameters;
+    try {
+      header = jose.decodeProtectedHeader(token);
+    } catch {
+      throw new ApiError(
+        403,
+        "bad_jwt",
+        "invalid JWT: unable to parse or verify signature, token is malformed",
+      );
+    }
+    let vk: VerifyKey | undefined;
+    if (header.kid !== undefined) vk = this.byKid.get(header.kid);
+    else if (header.alg === "HS256") vk = { alg: "HS256", key: this.hsKey };
+    if (!vk || header.alg !== vk.alg) {
+      throw new ApiError(
+        403,
+        "bad_jwt",
+        `invalid JWT: unable to parse or verify signature, ${
+          header.kid !== undefined && !this.byKid.has(header.kid)
+            ? "unknown key id"
+            : `algorithm ${header.alg} not allowed`
+        }`,
+      );
+    }
+    try {
+      const { payload } = await jose.jwtVerify(token, vk.key, {
+        algorithms: [vk.alg],
+        audience: opts.audience,
+      });
+      if (typeof payload.sub !== "string" && payload.sub !== undefined) {
+        throw new Error("sub must be a string");
+      }
+      return payload as unknown as AccessClaims;
+    } catch (e) {
+      const why = e instanceof jose.errors.JWTExpired ? "token has expired" : (e as Error).message;
+      throw new ApiError(
+        403,
+        "bad_jwt",
+        `invalid JWT: unable to parse or verify signature, ${why}`,
+      );
+    }
+  }
+
+  /** The public keys, for `/.well-known/jwks.json`. */
+  jwks(): { keys: Record<string, unknown>[] } {
+    return { keys: this.publicJwks };
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * Users and identities: the rows, the queries the hot paths need, and the
+ * JSON shape `@supabase/auth-js` reads. E-mail addresses are stored
+ * lower-cased; phones as GoTrue stores and shows them: E.164 digits without
+ * the leading "+" ("15551234567").
+ */
+import type { Db, Queryable } from "../db/db.ts";
+
+/** A user row. */
+export interface UserRow {
+  id: string;
+  aud: string;
+  role: string;
+  email: string | null;
+  encrypted_password: string | null;
+  email_confirmed_at: Date | null;
+  invited_at: Date | null;
+  confirmation_sent_at: Date | null;
+  recovery_sent_at: Date | null;
+  email_change: string | null;
+  email_change_sent_at: Date | null;
+  email_change_confirm_status: number;
+  phone: string | null;
+  phone_confirmed_at: Date | null;
+  phone_change: string | null;
+  phone_change_sent_at: Date | null;
+  reauthentication_sent_at: Date | null;
+  last_sign_in_at: Date | null;
+  raw_app_meta_data: Record<string, unknown>;
+  raw_user_meta_data: Record<string, unknown>;
+  banned_until: Date | null;
+  deleted_at: Date | null;
+  is_anonymous: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** An identity row (one per provider account linked to a user). */
+export interface IdentityRow {
+  id: string;
+  user_id: string;
+  provider: string;
+  provider_id: string;
+  identity_data: Record<string, unknown>;
+  email: string | null;
+  last_sign_in_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Columns a caller may set when creating or updating a user. */
+export type UserFields = Partial<Omit<UserRow, "id" | "created_at" | "updated_at">> & {
+  id?: string;
+};
+
+const ts = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : undefined);
+
+/** Normalises an e-mail address for storage and lookup. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/** Users and identities over one database. */
+export class Users {
+  readonly table: string;
+  readonly identities: string;
+
+  constructor(readonly db: Db) {
+    this.table = db.t("users");
+    this.identities = db.t("identities");
+  }
+
+  async findById(id: string, q: Queryable = this.db): Promise<UserRow | null> {
+    const rows = await q.query<UserRow>(
+      `SELECT * FROM ${this.table} WHERE id = $1 AND deleted_at IS NULL`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  async findByEmail(email: string, q: Queryable = this.db): Promise<UserRow | null> {
+    const rows = await q.query<UserRow>(
+      `SELECT * FROM ${this.table} WHERE email = $1 AND deleted_at IS NULL`,
+      [normalizeEmail(email)],
+    );
+    return rows[0] ?? null;
+  }
+
+  async findByPhone(phone: string, q: Queryable = this.db): Promise<UserRow | null> {
+    const rows = await q.query<UserRow>(
+      `SELECT * FROM ${this.table} WHERE phone = $1 AND deleted_at IS NULL`,
+      [
+        phone,
+      ],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Inserts a user; unique violations propagate (see isUniqueViolation). */
+  async create(fields: UserFields, q: Queryable = this.db): Promise<UserRow> {
+    const f: Record<string, unknown> = { ...fields };
+    if (typeof f.email === "string") f.email = normalizeEmail(f.email);
+    const cols = Object.keys(f).filter((k) => f[k] !== undefined);
+    const vals = cols.map((k) => jsonable(f[k]));
+    const rows = await q.query<UserRow>(
+      `INSERT INTO ${this.table} (${cols.join(", ")}) VALUES (${
+        cols.map((_, i) => `$${i + 1}`).join(", ")
+      }) RETURNING *`,
+      vals,
+    );
+    return rows[0];
+  }
+
+  /** Updates columns of one user and returns the row (null when gone). */
+  async update(id: string, fields: UserFields, q: Queryable = this.db): Promise<UserRow | null> {
+    const f: Record<string, unknown> = { ...fields };
+    if (typeof f.email === "string") f.email = normalizeEmail(f.email);
+    const cols = Object.keys(f).filter((k) => f[k] !== undefined && k !== "id");
+    const sets = cols.map((k, i) => `${k} = $${i + 2}`);
+    sets.push("updated_at = now()");
+    const rows = await q.query<UserRow>(
+      `UPDATE ${this.table} SET ${
+        sets.join(", ")
+      } WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
+      [id, ...cols.map((k) => jsonable(f[k]))],
+    );
+    return rows[0] ?? null;
+  }
+
+  async listIdentities(userId: string, q: Queryable = this.db): Promise<IdentityRow[]> {
+    return await q.query<IdentityRow>(
+      `SELECT * FROM ${this.identities} WHERE user_id = $1 ORDER BY created_at`,
+      [userId],
+    );
+  }
+
+  /** Adds an identity; `provider_id` for e-mail/phone identities is the user id. */
+  async createIdentity(
+    fields: {
+      user_id: string;
+      provider: string;
+      provider_id: string;
+      identity_data: Record<string, unknown>;
+    },
+    q: Queryable = this.db,
+  ): Promise<IdentityRow> {
+    const email = typeof fields.identity_data.email === "string"
+      ? normalizeEmail(fields.identity_data.email)
+      : null;
+    const rows = await q.query<IdentityRow>(
+      `INSERT INTO ${this.identities} (user_id, provider, provider_id, identity_data, email, last_sign_in_at)
+       VALUES ($1, $2, $3, $4, $5, now()) RETURNING *`,
+      [
+        fields.user_id,
+        fields.provider,
+        fields.provider_id,
+        JSON.stringify(fields.identity_data),
+        email,
+      ],
+    );
+    return rows[0];
+  }
+
+  /** Adds a provider to raw_app_meta_data.providers (and sets provider when unset). */
+  async addProvider(userId: string, provider: string, q: Queryable = this.db): Promise<void> {
+    await q.query(
+      `UPDATE ${this.table} SET raw_app_meta_data =
+         jsonb_set(
+           CASE WHEN raw_app_meta_data ? 'provider' THEN raw_app_meta_data
+                ELSE raw_app_meta_data || jsonb_build_object('provider', $2::text) END,
+           '{providers}',
+           (SELECT COALESCE(jsonb_agg(DISTINCT p), '[]'::jsonb) FROM jsonb_array_elements_text(
+              COALESCE(raw_app_meta_data->'providers', '[]'::jsonb) || jsonb_build_array($2::text)) AS p)
+         ),
+         updated_at = now()
+       WHERE id = $1`,
+      [userId, provider],
+    );
+  }
+}
+
+function jsonable(v: unknown): unknown {
+  if (v !== null && typeof v === "object" && !(v instanceof Date) && !(v instanceof Uint8Array)) {
+    return JSON.stringify(v);
+  }
+  return v;
+}
+
+/** An identity as auth-js reads it. */
+export function identityToJson(i: IdentityRow): Record<string, unknown> {
+  return {
+    identity_id: i.id,
+    id: i.provider_id,
+    user_id: i.user_id,
+    identity_data: { ...i.identity_data },
+    provider: i.provider,
+    email: i.email ?? undefined,
+    last_sign_in_at: ts(i.last_sign_in_at),
+    created_at: ts(i.created_at),
+    updated_at: ts(i.updated_at),
+  };
+}
+
+/** A user as the contract shapes it (auth-js `User`). */
+export function userToJson(
+  u: UserRow,
+  extra: { identities?: IdentityRow[]; factors?: Record<string, unknown>[] } = {},
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    id: u.id,
+    aud: u.aud,
+    role: u.role,
+    email: u.email ?? "",
+    email_confirmed_at: ts(u.email_confirmed_at),
+    phone: u.phone ?? "",
+    phone_confirmed_at: ts(u.phone_confirmed_at),
+    confirmation_sent_at: ts(u.confirmation_sent_at),
+    confirmed_at: ts(u.email_confirmed_at ?? u.phone_confirmed_at),
+    recovery_sent_at: ts(u.recovery_sent_at),
+    email_change_sent_at: ts(u.email_change_sent_at),
+    new_email: u.email_change || undefined,
+    phone_change_sent_at: ts(u.phone_change_sent_at),
+    new_phone: u.phone_change || undefined,
+    invited_at: ts(u.invited_at),
+    reauthentication_sent_at: ts(u.reauthentication_sent_at),
+    last_sign_in_at: ts(u.last_sign_in_at),
+    app_metadata: { ...u.raw_app_meta_data },
+    user_metadata: { ...u.raw_user_meta_data },
+    identities: (extra.identities ?? []).map(identityToJson),
+    created_at: ts(u.created_at),
+    updated_at: ts(u.updated_at),
+    is_anonymous: u.is_anonymous,
+  };
+  if (u.banned_until) out.banned_until = ts(u.banned_until);
+  if (extra.factors) out.factors = extra.factors;
+  for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
+  return out;
+}

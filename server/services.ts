@@ -1,0 +1,65 @@
+/**
+ * Everything a request handler may use, built once from Config. Handlers get
+ * it from the hono context (`c.get("services")`) or as the second argument of
+ * their route registration function. Nothing here reads globals: Config and
+ * the clock are passed in, so a test can build a server with any settings and
+ * any time.
+ */
+import type { Config } from "./config.ts";
+import type { Db } from "./db/db.ts";
+import type { Clock } from "./auth/clock.ts";
+import { JwtService } from "./auth/jwt.ts";
+import { PasswordHasher } from "./auth/passwords.ts";
+import { Sessions } from "./auth/sessions.ts";
+import { Users } from "./auth/users.ts";
+import type { Logger } from "./observe/log.ts";
+import { AuditLog } from "./auth/audit.ts";
+import { Events } from "./auth/events.ts";
+
+/** The services of one server. */
+export interface Services {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  jwt: JwtService;
+  users: Users;
+  sessions: Sessions;
+  passwords: PasswordHasher;
+  /** In-process domain events (metrics and tracing subscribe). */
+  events: Events;
+  /** The audit log. */
+  audit: AuditLog;
+  /** Run at shutdown, in reverse order of registration. */
+  onClose: (() => Promise<void> | void)[];
+}
+
+/** Builds the services over an open database. */
+export async function buildServices(
+  config: Config,
+  db: Db,
+  clock: Clock,
+  log: Logger,
+): Promise<Services> {
+  const jwt = await JwtService.create(config);
+  const users = new Users(db);
+  const passwords = new PasswordHasher();
+  const sessions = new Sessions(db, config, jwt, users, clock);
+  const events = new Events();
+  const audit = new AuditLog(db, events);
+  const s: Services = {
+    config,
+    db,
+    clock,
+    log,
+    jwt,
+    users,
+    sessions,
+    passwords,
+    events,
+    audit,
+    onClose: [],
+  };
+  s.onClose.push(() => passwords.close());
+  return s;
+}
