@@ -1,6 +1,92 @@
 /**
- * OAuth 2.0 client library (placeholder until the client lands).
+ * An OAuth 2.0 client (OAuth 2.1 and OpenID Connect usage) on web standards
+ * only: it runs unchanged in Deno, Node 20+ and browsers.
+ *
+ * - {@linkcode Client}: endpoints, client authentication (`basic_auth`,
+ *   `request_body`, `private_key_jwt`, `tls_client_auth`), raw requests;
+ * - grant strategies: `client.authCode` (with {@linkcode generatePkce}),
+ *   `client.implicit`, `client.password`, `client.clientCredentials`,
+ *   `client.assertion`, and `client.getToken` for any grant;
+ * - {@linkcode AccessToken}: expiry, refresh, revocation, requests with the token;
+ * - {@linkcode OAuthResponse}, {@linkcode OAuthError}, {@linkcode SnakyHash},
+ *   {@linkcode Serializer}, {@linkcode configure}.
+ *
+ * @example Client credentials
+ * ```ts ignore
+ * import { Client } from "@authsvc/oauth2";
+ *
+ * const client = new Client("my-id", "my-secret", { site: "https://auth.example.com" });
+ * const token = await client.clientCredentials.getToken({ scope: "api:read" });
+ * const res = await token.get("https://api.example.com/things");
+ * console.log(res.parsed);
+ * ```
+ *
  * @module
  */
-/** Library version. */
+export { Client, type ResolvedClientOptions } from "./client/client.ts";
+export type {
+  AuthScheme,
+  ClientOptions,
+  RequestOptions,
+  TokenMethod,
+  TokenParams,
+  Verb,
+} from "./client/options.ts";
+export type { ConnectionBuilder, ConnectionOptions, Middleware } from "./client/connection.ts";
+export type { Logger } from "./client/logger.ts";
+export {
+  AccessToken,
+  type AccessTokenOptions,
+  type TokenMode,
+  type TokenPlacement,
+  type TokenTransmission,
+} from "./client/access_token.ts";
+export {
+  OAuthResponse,
+  OAuthResponse as Response,
+  type Parsed,
+  type ParseMode,
+  type ResponseOptions,
+} from "./client/response.ts";
+export {
+  ConnectionError,
+  type ConnectionErrorKind,
+  OAuthError,
+  type OAuthErrorDetails,
+} from "./client/error.ts";
+export { snakeCase, SnakyHash } from "./client/snaky_hash.ts";
+export {
+  type HashHook,
+  type SerializableSnakyHashClass,
+  Serializer,
+  type SerializerStatics,
+  type ValueHook,
+} from "./client/serializer.ts";
+export { config, configure, type OAuth2Config } from "./client/config.ts";
+export { redact } from "./client/redact.ts";
+export { generatePkce, type Pkce } from "./client/pkce.ts";
+export { type SigningKeyInput, SUPPORTED_ALGORITHMS } from "./client/jwt.ts";
+export {
+  AuthCode,
+  type AuthCodeTokenParams,
+  type AuthorizeParams,
+} from "./client/strategy/auth_code.ts";
+export { Implicit } from "./client/strategy/implicit.ts";
+export { Password } from "./client/strategy/password.ts";
+export { ClientCredentials } from "./client/strategy/client_credentials.ts";
+export {
+  Assertion,
+  type AssertionEncoding,
+  JWT_BEARER_GRANT,
+} from "./client/strategy/assertion.ts";
+
+/**
+ * Library version.
+ *
+ * @example
+ * ```ts
+ * import { VERSION } from "./mod.ts";
+ * console.log(`oauth2 client ${VERSION}`);
+ * ```
+ */
 export const VERSION = "0.1.0";

@@ -1,0 +1,400 @@
+/**
+ * `AccessToken`: a token with its expiry, its refresh token, and the means to
+ * make requests with it (spec 2.3 and 5).
+ * @module
+ */
+import type { Client } from "./client.ts";
+import { config, typeName } from "./config.ts";
+import { redact } from "./redact.ts";
+import type { OAuthResponse } from "./response.ts";
+import type { RequestOptions, TokenParams, Verb } from "./options.ts";
+import { snakeCase, SnakyHash } from "./snaky_hash.ts";
+import { internalRequest } from "./internal.ts";
+
+/** Where the token goes on a request. */
+export type TokenPlacement = "header" | "query" | "body";
+
+/** `mode`: one placement, a function of the verb, or a map by verb. */
+export type TokenMode =
+  | TokenPlacement
+  | ((verb: string) => TokenPlacement)
+  | Partial<Record<string, TokenPlacement>>;
+
+/** Options of an `AccessToken` (token response fields are accepted too). */
+export interface AccessTokenOptions {
+  /** The refresh token. */
+  refresh_token?: string;
+  /** Seconds until expiry (numbers in strings are accepted). */
+  expires_in?: number | string;
+  /** Expiry as epoch seconds (or a date string). */
+  expires_at?: number | string;
+  /** Seconds taken off `expires_at`, to refresh early. */
+  expires_latency?: number;
+  /** How the token is sent; default `"header"`. */
+  mode?: TokenMode;
+  /** Authorization header format; default `"Bearer %s"`. */
+  header_format?: string;
+  /** Parameter name in query and body mode; default `"access_token"`. */
+  param_name?: string;
+  /** Which response field is the token. */
+  token_name?: string;
+  /** Other fields, kept in `params`. */
+  [extra: string]: unknown;
+}
+
+/** The normalized transmission options of a token. */
+export interface TokenTransmission {
+  /** How the token is sent. */
+  mode: TokenMode;
+  /** Authorization header format. */
+  header_format: string;
+  /** Parameter name in query and body mode. */
+  param_name: string;
+  /** Which response field is the token. */
+  token_name?: string;
+}
+
+const TOKEN_KEYS = ["access_token", "id_token", "token", "accessToken", "idToken"];
+const PLACEMENTS = new Set(["header", "query", "body"]);
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+function toInteger(value: unknown): number | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  const n = typeof value === "number" ? value : Number(String(value).trim());
+  return Number.isFinite(n) ? Math.trunc(n) : undefined;
+}
+
+function toEpoch(value: unknown): number | undefined {
+  const n = toInteger(value);
+  if (n !== undefined) return n;
+  if (typeof value === "string") {
+    const ms = Date.parse(value);
+    if (Number.isFinite(ms)) return Math.floor(ms / 1000);
+  }
+  return undefined;
+}
+
+function checkMode(mode: unknown): TokenMode {
+  if (typeof mode === "string" && PLACEMENTS.has(mode)) return mode as TokenPlacement;
+  if (typeof mode === "function") return mode as (verb: string) => TokenPlacement;
+  if (mode && typeof mode === "object" && !Array.isArray(mode)) {
+    for (const [verb, p] of Object.entries(mode)) {
+      if (!PLACEMENTS.has(p as string)) {
+        throw new TypeError(`"mode.${verb}" must be "header", "query" or "body", got "${p}"`);
+      }
+    }
+    return mode as Partial<Record<string, TokenPlacement>>;
+  }
+  throw new TypeError(`"mode" must be "header", "query", "body", a function or a map by verb`);
+}
+
+/**
+ * An access token bound to a client.
+ */
+export class AccessToken {
+  /** The client that obtained (and refreshes) this token. */
+  readonly client: Client;
+  /** The access token string. */
+  token: string;
+  /** The refresh token, when the provider sent one. */
+  refreshToken?: string;
+  /** Seconds until expiry as the provider sent them. */
+  readonly expiresIn?: number;
+  /** Expiry in epoch seconds (already reduced by `expiresLatency`). */
+  readonly expiresAt?: number;
+  /** Seconds taken off the expiry. */
+  readonly expiresLatency?: number;
+  /** The other fields of the token response (`token_type`, `scope`, `id_token` ...). */
+  readonly params: Record<string, unknown>;
+  /** Transmission options. */
+  options: TokenTransmission;
+  /** The token response, when this token came from one. */
+  response?: OAuthResponse;
+  #refreshing?: Promise<AccessToken>;
+
+  /**
+   * Creates an instance.
+   *
+   * @param client the client
+   * @param token the access token string (may be empty in refresh-only flows)
+   * @param opts refresh token, expiry and transmission options; other keys go to `params`
+   * @throws {TypeError} when an argument has the wrong type
+   */
+  constructor(client: Client, token: string, opts: AccessTokenOptions = {}) {
+    if (!client || typeof client !== "object" || typeof client.getToken !== "function") {
+      throw new TypeError(`AccessToken: "client" must be a Client, got ${typeName(client)}`);
+    }
+    if (typeof token !== "string") {
+      throw new TypeError(`AccessToken: "token" must be a string, got ${typeName(token)}`);
+    }
+    if (!opts || typeof opts !== "object" || Array.isArray(opts)) {
+      throw new TypeError(`AccessToken: "opts" must be an object, got ${typeName(opts)}`);
+    }
+    this.client = client;
+    this.token = token;
+    const {
+      refresh_token,
+      expires_in,
+      expires_at,
+      expires_latency,
+      expires,
+      mode,
+      header_format,
+      param_name,
+      token_name,
+      ...params
+    } = opts instanceof SnakyHash ? opts.toObject() : opts;
+    if (refresh_token !== undefined && refresh_token !== null && refresh_token !== "") {
+      this.refreshToken = String(refresh_token);
+    }
+    this.expiresIn = toInteger(expires_in ?? expires);
+    this.expiresLatency = toInteger(expires_latency);
+    let at = toEpoch(expires_at);
+    if (at === undefined && this.expiresIn) at = nowSeconds() + this.expiresIn;
+    if (at !== undefined && this.expiresLatency) at -= this.expiresLatency;
+    this.expiresAt = at;
+    if (header_format !== undefined && typeof header_format !== "string") {
+      throw new TypeError(`"header_format" must be a string, got ${typeName(header_format)}`);
+    }
+    if (param_name !== undefined && typeof param_name !== "string") {
+      throw new TypeError(`"param_name" must be a string, got ${typeName(param_name)}`);
+    }
+    this.options = {
+      mode: mode === undefined || mode === null ? "header" : checkMode(mode),
+      header_format: header_format ?? "Bearer %s",
+      param_name: param_name ?? "access_token",
+    };
+    if (token_name !== undefined) this.options.token_name = String(token_name);
+    this.params = params;
+  }
+
+  /**
+   * Builds a token from a token response hash; the token is `access_token`,
+   * else `id_token`, `token`, `accessToken`, `idToken`, or the field named by
+   * `token_name`. Other fields become options and `params`.
+   */
+  static fromHash(client: Client, hash: Record<string, unknown>): AccessToken {
+    if (!hash || typeof hash !== "object" || Array.isArray(hash)) {
+      throw new TypeError(`fromHash: "hash" must be an object, got ${typeName(hash)}`);
+    }
+    const fresh = hash instanceof SnakyHash ? hash.toObject() : { ...hash };
+    let key: string | undefined;
+    if (fresh.token_name !== undefined && fresh.token_name !== null) {
+      const name = String(fresh.token_name);
+      key = name in fresh ? name : snakeCase(name) in fresh ? snakeCase(name) : undefined;
+      if (key === undefined && !config.silenceNoTokensWarning) {
+        client.logger.warn(
+          `AccessToken.fromHash: token_name "${name}" is not among the keys ` +
+            `(${Object.keys(fresh).join(", ")}); you may need snaky: false`,
+        );
+      }
+    } else {
+      const present = TOKEN_KEYS.filter((k) => fresh[k] !== undefined && fresh[k] !== null);
+      key = present[0];
+      if (present.length > 1 && !config.silenceExtraTokensWarning) {
+        client.logger.warn(
+          `AccessToken.fromHash: the hash holds more than one token field (${
+            present.join(", ")
+          }); ` +
+            `using "${key}"`,
+        );
+      }
+      if (present.length === 0 && !config.silenceNoTokensWarning) {
+        client.logger.warn("AccessToken.fromHash: the hash holds no token field");
+      }
+    }
+    const token = key === undefined ? "" : fresh[key];
+    if (key !== undefined) delete fresh[key];
+    return new AccessToken(
+      client,
+      token === undefined || token === null ? "" : String(token),
+      fresh,
+    );
+  }
+
+  /** Builds a token from a form-encoded string (an implicit-grant callback fragment). */
+  static fromKvform(client: Client, kvform: string): AccessToken {
+    if (typeof kvform !== "string") {
+      throw new TypeError(`fromKvform: "kvform" must be a string, got ${typeName(kvform)}`);
+    }
+    const text = kvform.replace(/^[#?]/, "");
+    return AccessToken.fromHash(client, Object.fromEntries(new URLSearchParams(text)));
+  }
+
+  /** Whether the token has an expiry. */
+  expires(): boolean {
+    return this.expiresAt !== undefined;
+  }
+
+  /** Whether the expiry (less `expiresLatency`) has passed. */
+  expired(): boolean {
+    return this.expiresAt !== undefined && this.expiresAt <= nowSeconds();
+  }
+
+  /**
+   * Gets a new token with the refresh token. Concurrent calls share one
+   * request. The refresh token is carried over when the response has none;
+   * transmission options are carried over unless given.
+   *
+   * @throws {Error} when there is no refresh token
+   * @throws {OAuthError} when the provider refuses
+   */
+  refresh(
+    params: TokenParams = {},
+    accessTokenOpts: AccessTokenOptions = {},
+  ): Promise<AccessToken> {
+    if (!this.refreshToken) {
+      return Promise.reject(new Error("A refresh_token is not available"));
+    }
+    if (this.#refreshing) return this.#refreshing;
+    const refreshToken = this.refreshToken;
+    const defaults: AccessTokenOptions = { ...this.options };
+    if (this.expiresLatency !== undefined) defaults.expires_latency = this.expiresLatency;
+    this.#refreshing = this.client.getToken(
+      { ...params, grant_type: "refresh_token", refresh_token: refreshToken },
+      { ...defaults, ...accessTokenOpts },
+    ).then((fresh) => {
+      if (!fresh.refreshToken) fresh.refreshToken = refreshToken;
+      return fresh;
+    }).finally(() => {
+      this.#refreshing = undefined;
+    });
+    return this.#refreshing;
+  }
+
+  /**
+   * Revokes the token (RFC 7009): the access token by default, or the one
+   * named by `token_type_hint`.
+   *
+   * @throws {TypeError} for an unknown `token_type_hint`
+   * @throws {Error} when that token is not available
+   */
+  revoke(
+    params: { token_type_hint?: "access_token" | "refresh_token"; [k: string]: unknown } = {},
+  ): Promise<OAuthResponse> {
+    const { token_type_hint, ...rest } = params;
+    let hint: "access_token" | "refresh_token";
+    if (token_type_hint === "access_token" || token_type_hint === "refresh_token") {
+      hint = token_type_hint;
+    } else if (token_type_hint === undefined || token_type_hint === null) {
+      hint = this.token ? "access_token" : "refresh_token";
+    } else {
+      return Promise.reject(
+        new TypeError(`"token_type_hint" must be "access_token" or "refresh_token"`),
+      );
+    }
+    const value = hint === "access_token" ? this.token : this.refreshToken;
+    if (!value) return Promise.reject(new Error(`${hint} is not available for revoking`));
+    return this.client.revokeToken(value, hint, rest);
+  }
+
+  /** A hash that `AccessToken.fromHash` turns back into an equal token. */
+  toHash(): Record<string, unknown> {
+    const hash: Record<string, unknown> = {
+      ...this.params,
+      access_token: this.token,
+      refresh_token: this.refreshToken,
+      expires_at: this.expiresAt,
+      mode: this.options.mode,
+      header_format: this.options.header_format,
+      param_name: this.options.param_name,
+    };
+    if (this.options.token_name !== undefined) hash.token_name = this.options.token_name;
+    return hash;
+  }
+
+  /** The Authorization header this token sends in header mode. */
+  headers(): Record<string, string> {
+    return { Authorization: this.options.header_format.replace("%s", this.token) };
+  }
+
+  /** Where the token goes for `verb`. */
+  placement(verb: string): TokenPlacement {
+    const mode = this.options.mode;
+    const placement = typeof mode === "function"
+      ? mode(verb)
+      : typeof mode === "object"
+      ? mode[verb] ?? mode[verb.toUpperCase()] ?? "header"
+      : mode;
+    if (!PLACEMENTS.has(placement)) {
+      throw new TypeError(`"mode" gave "${placement}" for ${verb}; use header, query or body`);
+    }
+    return placement;
+  }
+
+  /** Makes a request with the token (relative paths resolve against the client's site). */
+  request(verb: Verb, path: string, opts: RequestOptions = {}): Promise<OAuthResponse> {
+    const o: RequestOptions = { ...opts };
+    const name = this.options.param_name;
+    switch (this.placement(verb)) {
+      case "header":
+        o.headers = { ...opts.headers, ...this.headers() };
+        break;
+      case "query":
+        o.params = { ...opts.params, [name]: this.token };
+        break;
+      case "body":
+        if (typeof opts.body === "string") {
+          o.body = `${opts.body}${opts.body ? "&" : ""}${new URLSearchParams({
+            [name]: this.token,
+          })}`;
+        } else if (opts.body instanceof Uint8Array) {
+          throw new TypeError(`"body" cannot carry the token as bytes; use a record or a string`);
+        } else {
+          o.body = { ...opts.body, [name]: this.token };
+        }
+        break;
+    }
+    return internalRequest(this.client, verb, path, o, [this.token, this.refreshToken]);
+  }
+
+  /** GET with the token. */
+  get(path: string, opts?: RequestOptions): Promise<OAuthResponse> {
+    return this.request("get", path, opts);
+  }
+  /** POST with the token. */
+  post(path: string, opts?: RequestOptions): Promise<OAuthResponse> {
+    return this.request("post", path, opts);
+  }
+  /** PUT with the token. */
+  put(path: string, opts?: RequestOptions): Promise<OAuthResponse> {
+    return this.request("put", path, opts);
+  }
+  /** PATCH with the token. */
+  patch(path: string, opts?: RequestOptions): Promise<OAuthResponse> {
+    return this.request("patch", path, opts);
+  }
+  /** DELETE with the token. */
+  delete(path: string, opts?: RequestOptions): Promise<OAuthResponse> {
+    return this.request("delete", path, opts);
+  }
+
+  #redacted(): Record<string, unknown> {
+    const label = config.filteredLabel;
+    return {
+      token: this.token ? label : "",
+      refreshToken: this.refreshToken ? label : undefined,
+      expiresAt: this.expiresAt,
+      expiresIn: this.expiresIn,
+      options: this.options,
+      params: redact(this.params, [this.token, this.refreshToken]),
+    };
+  }
+
+  /** Deno.inspect / console.log in Deno: tokens shown as the filtered label. */
+  [Symbol.for("Deno.customInspect")](
+    inspect: (value: unknown, options?: unknown) => string,
+    options: unknown,
+  ): string {
+    return `AccessToken ${inspect(this.#redacted(), options)}`;
+  }
+
+  /** util.inspect / console.log in Node: tokens shown as the filtered label. */
+  [Symbol.for("nodejs.util.inspect.custom")](
+    _depth: number,
+    options: unknown,
+    inspect: (value: unknown, options?: unknown) => string,
+  ): string {
+    return `AccessToken ${inspect(this.#redacted(), options)}`;
+  }
+}

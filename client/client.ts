@@ -1,0 +1,444 @@
+/**
+ * `Client`: the provider's endpoints, client authentication, the grant
+ * strategies and raw requests (spec 2.1, 4).
+ * @module
+ */
+import { AccessToken, type AccessTokenOptions } from "./access_token.ts";
+import { config, debugFromEnvironment, typeName } from "./config.ts";
+import { Connection } from "./connection.ts";
+import { OAuthError } from "./error.ts";
+import { registerRequester } from "./internal.ts";
+import { isLogger, type Logger, logRequest, logResponse } from "./logger.ts";
+import type { AuthScheme, ClientOptions, RequestOptions, TokenParams, Verb } from "./options.ts";
+import { OAuthResponse } from "./response.ts";
+import { appendParams, resolveUrl, withQuery } from "./url.ts";
+import { tokenRequest } from "./token_request.ts";
+import { AuthCode } from "./strategy/auth_code.ts";
+import { Implicit } from "./strategy/implicit.ts";
+import { Password } from "./strategy/password.ts";
+import { ClientCredentials } from "./strategy/client_credentials.ts";
+import { Assertion } from "./strategy/assertion.ts";
+
+const VERBS = new Set(["get", "post", "put", "patch", "delete", "head", "options"]);
+const SCHEMES = new Set(["basic_auth", "request_body", "tls_client_auth", "private_key_jwt"]);
+const TOKEN_METHODS = new Set(["post", "get", "post_with_query_string"]);
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const IN_BROWSER = typeof (globalThis as { document?: unknown }).document !== "undefined";
+
+/** The client options after defaults. */
+export type ResolvedClientOptions =
+  & Required<
+    Pick<
+      ClientOptions,
+      | "authorizeUrl"
+      | "tokenUrl"
+      | "revokeUrl"
+      | "tokenMethod"
+      | "authScheme"
+      | "raiseErrors"
+      | "maxRedirects"
+      | "connectionOpts"
+    >
+  >
+  & Omit<ClientOptions, "logger">;
+
+function checkString(value: unknown, name: string, where: string): void {
+  if (value !== undefined && typeof value !== "string") {
+    throw new TypeError(`${where}: "${name}" must be a string, got ${typeName(value)}`);
+  }
+}
+
+/**
+ * An OAuth 2.0 client of one provider.
+ */
+export class Client {
+  /** The client identifier. */
+  readonly id: string;
+  /** The provider's base URL. */
+  readonly site?: string;
+  /** Options after defaults. */
+  readonly options: ResolvedClientOptions;
+  /** Destination of debug output and warnings. */
+  readonly logger: Logger;
+  /** Whether requests and responses are logged. */
+  readonly debug: boolean;
+  #secret: string;
+  #connection: Connection;
+  #strategies: Record<string, unknown> = {};
+
+  /**
+   * Creates an instance.
+   *
+   * @param id client identifier
+   * @param secret client secret ("" for public clients)
+   * @param options see {@linkcode ClientOptions}
+   * @throws {TypeError} when an argument or option has the wrong type
+   */
+  constructor(id: string, secret: string, options: ClientOptions = {}) {
+    if (typeof id !== "string") {
+      throw new TypeError(`Client: "id" must be a string, got ${typeName(id)}`);
+    }
+    if (typeof secret !== "string") {
+      throw new TypeError(`Client: "secret" must be a string, got ${typeName(secret)}`);
+    }
+    if (!options || typeof options !== "object" || Array.isArray(options)) {
+      throw new TypeError(`Client: "options" must be an object, got ${typeName(options)}`);
+    }
+    for (const k of ["site", "authorizeUrl", "tokenUrl", "revokeUrl", "redirectUri"] as const) {
+      checkString(options[k], k, "Client");
+    }
+    if (options.site !== undefined) {
+      try {
+        new URL(options.site);
+      } catch {
+        throw new TypeError(`Client: "site" must be an absolute URL, got "${options.site}"`);
+      }
+    }
+    if (options.authScheme !== undefined && !SCHEMES.has(options.authScheme)) {
+      throw new TypeError(
+        `Client: "authScheme" must be one of ${
+          [...SCHEMES].join(", ")
+        }, got "${options.authScheme}"`,
+      );
+    }
+    if (options.tokenMethod !== undefined && !TOKEN_METHODS.has(options.tokenMethod)) {
+      throw new TypeError(
+        `Client: "tokenMethod" must be one of ${[...TOKEN_METHODS].join(", ")}, ` +
+          `got "${options.tokenMethod}"`,
+      );
+    }
+    if (
+      options.maxRedirects !== undefined &&
+      !(Number.isInteger(options.maxRedirects) && options.maxRedirects >= 0)
+    ) {
+      throw new TypeError(`Client: "maxRedirects" must be a non-negative integer`);
+    }
+    const conn = options.connectionOpts ?? {};
+    if (typeof conn !== "object" || Array.isArray(conn)) {
+      throw new TypeError(`Client: "connectionOpts" must be an object, got ${typeName(conn)}`);
+    }
+    if (conn.timeout !== undefined && (typeof conn.timeout !== "number" || conn.timeout < 0)) {
+      throw new TypeError(`Client: "connectionOpts.timeout" must be a number of milliseconds`);
+    }
+    if (conn.fetch !== undefined && typeof conn.fetch !== "function") {
+      throw new TypeError(`Client: "connectionOpts.fetch" must be a function`);
+    }
+    if (options.logger !== undefined && !isLogger(options.logger)) {
+      throw new TypeError(`Client: "logger" must have debug, info, warn and error methods`);
+    }
+    if (options.connectionBuild !== undefined && typeof options.connectionBuild !== "function") {
+      throw new TypeError(`Client: "connectionBuild" must be a function`);
+    }
+    if (options.authScheme === "private_key_jwt" && !options.clientAssertionKey) {
+      throw new TypeError(`Client: "clientAssertionKey" is required for private_key_jwt`);
+    }
+    this.id = id;
+    this.#secret = secret;
+    this.site = options.site;
+    const { logger, ...rest } = options;
+    this.options = {
+      ...rest,
+      authorizeUrl: options.authorizeUrl ?? "oauth/authorize",
+      tokenUrl: options.tokenUrl ?? "oauth/token",
+      revokeUrl: options.revokeUrl ?? "oauth/revoke",
+      tokenMethod: options.tokenMethod ?? "post",
+      authScheme: options.authScheme ?? "basic_auth",
+      raiseErrors: options.raiseErrors ?? true,
+      maxRedirects: options.maxRedirects ?? 5,
+      connectionOpts: conn,
+    };
+    this.logger = logger ?? console;
+    this.debug = options.debug ?? debugFromEnvironment();
+    this.#connection = new Connection(conn, this.logger);
+    options.connectionBuild?.(this.#connection);
+    registerRequester(this, (verb, url, opts, secrets) => this.#request(verb, url, opts, secrets));
+  }
+
+  /** The client secret. */
+  get secret(): string {
+    return this.#secret;
+  }
+
+  /** The authorization endpoint with `params` in its query. */
+  authorizeUrl(params?: Record<string, unknown>): string {
+    return withQuery(resolveUrl(this.site, this.options.authorizeUrl, "authorizeUrl"), params);
+  }
+
+  /** The token endpoint with `params` in its query. */
+  tokenUrl(params?: Record<string, unknown>): string {
+    return withQuery(resolveUrl(this.site, this.options.tokenUrl, "tokenUrl"), params);
+  }
+
+  /** The revocation endpoint with `params` in its query. */
+  revokeUrl(params?: Record<string, unknown>): string {
+    return withQuery(resolveUrl(this.site, this.options.revokeUrl, "revokeUrl"), params);
+  }
+
+  /**
+   * Sends a request: relative URLs resolve against `site`, redirects are
+   * followed up to `maxRedirects` (302/303 become GET; a redirect to another
+   * origin drops the Authorization header).
+   *
+   * @throws {TypeError} for a bad verb, URL or options
+   * @throws {OAuthError} for status 400 or above when errors are raised
+   * @throws {ConnectionError} when no response arrives (network, timeout)
+   */
+  request(verb: Verb, url: string, opts: RequestOptions = {}): Promise<OAuthResponse> {
+    return this.#request(verb, url, opts, []);
+  }
+
+  /** Secrets this client knows, for redaction of errors and logs. */
+  #secrets(extra: readonly (string | undefined)[]): (string | undefined)[] {
+    return [this.#secret, ...extra];
+  }
+
+  async #request(
+    verb: Verb,
+    url: string,
+    opts: RequestOptions,
+    extraSecrets: readonly (string | undefined)[],
+  ): Promise<OAuthResponse> {
+    if (typeof verb !== "string" || !VERBS.has(verb.toLowerCase())) {
+      throw new TypeError(
+        `request: "verb" must be one of ${[...VERBS].join(", ")}, got ${String(verb)}`,
+      );
+    }
+    if (typeof url !== "string") {
+      throw new TypeError(`request: "url" must be a string, got ${typeName(url)}`);
+    }
+    if (!opts || typeof opts !== "object" || Array.isArray(opts)) {
+      throw new TypeError(`request: "opts" must be an object, got ${typeName(opts)}`);
+    }
+    const secrets = this.#secrets(extraSecrets);
+    let method = verb.toUpperCase();
+    const target = resolveUrl(this.site, url, "url");
+    if (opts.params) appendParams(target.searchParams, opts.params);
+    const headers = new Headers(this.#connection.headers);
+    for (const [k, v] of Object.entries(opts.headers ?? {})) headers.set(k, v);
+    let body: BodyInit | undefined = encodeBody(opts.body, headers);
+    let current = target;
+    let redirectsLeft = this.options.maxRedirects;
+    while (true) {
+      const request = new Request(current, {
+        method,
+        headers,
+        body: method === "GET" || method === "HEAD" ? undefined : body,
+        redirect: IN_BROWSER ? "follow" : "manual",
+      });
+      if (this.debug) logRequest(this.logger, method, current.href, headers, body, secrets);
+      const { response, body: text } = await this.#connection.send(request, secrets, opts.signal);
+      if (this.debug) {
+        logResponse(this.logger, response.status, current.href, response.headers, text, secrets);
+      }
+      const location = response.headers.get("location");
+      if (REDIRECTS.has(response.status) && location) {
+        if (redirectsLeft <= 0) {
+          throw new OAuthError(new OAuthResponse(response, text), {
+            code: "too_many_redirects",
+            description: `more than ${this.options.maxRedirects} redirects (maxRedirects)`,
+            secrets,
+          });
+        }
+        redirectsLeft--;
+        const next = new URL(location, current);
+        if ((response.status === 302 || response.status === 303) && method !== "HEAD") {
+          method = "GET";
+          body = undefined;
+          headers.delete("content-type");
+        }
+        if (next.origin !== current.origin) headers.delete("authorization");
+        current = next;
+        continue;
+      }
+      const result = new OAuthResponse(response, text, {
+        parse: opts.parse,
+        snaky: opts.snaky,
+        snakyHashClass: opts.snakyHashClass,
+      });
+      if (response.status >= 400) {
+        const error = new OAuthError(result, { secrets });
+        if (opts.raiseErrors ?? this.options.raiseErrors) throw error;
+        result.error = error;
+      }
+      return result;
+    }
+  }
+
+  /**
+   * Requests a token with any grant (`params.grant_type`) and builds the
+   * `AccessToken`. `params` may carry `headers`, `snaky`, `snakyHashClass`,
+   * `parse` and any wire parameter (`resource`, `scope` ...).
+   *
+   * @throws {OAuthError} when the provider answers with an error or without a token
+   */
+  async getToken(
+    params: TokenParams,
+    accessTokenOpts: AccessTokenOptions = {},
+  ): Promise<AccessToken> {
+    if (!params || typeof params !== "object" || Array.isArray(params)) {
+      throw new TypeError(`getToken: "params" must be an object, got ${typeName(params)}`);
+    }
+    if (!accessTokenOpts || typeof accessTokenOpts !== "object") {
+      throw new TypeError(`getToken: "accessTokenOpts" must be an object`);
+    }
+    const secrets = tokenSecrets(params);
+    const response = await tokenRequest(
+      this,
+      this.tokenUrl(),
+      params,
+      (v, u, o) => this.#request(v, u, { ...o, raiseErrors: false }, secrets),
+    );
+    return buildToken(this, response, accessTokenOpts, [this.#secret, ...secrets]);
+  }
+
+  /**
+   * Revokes a token at `revokeUrl` (RFC 7009) with the client's authentication.
+   *
+   * @throws {OAuthError} when the provider refuses (and errors are raised)
+   */
+  revokeToken(
+    token: string,
+    tokenTypeHint?: "access_token" | "refresh_token",
+    params: Record<string, unknown> = {},
+  ): Promise<OAuthResponse> {
+    if (typeof token !== "string" || token === "") {
+      return Promise.reject(new TypeError(`revokeToken: "token" must be a non-empty string`));
+    }
+    const wire: TokenParams = { ...params, token };
+    if (tokenTypeHint) wire.token_type_hint = tokenTypeHint;
+    return tokenRequest(
+      this,
+      this.revokeUrl(),
+      wire,
+      (v, u, o) => this.#request(v, u, o, [token]),
+      "post",
+    );
+  }
+
+  /** The configured client authentication. */
+  get authScheme(): AuthScheme {
+    return this.options.authScheme;
+  }
+
+  /** The authorization code grant (with PKCE). */
+  get authCode(): AuthCode {
+    return (this.#strategies.authCode ??= new AuthCode(this)) as AuthCode;
+  }
+  /** The implicit grant (authorize URL only; read the callback with `AccessToken.fromKvform`). */
+  get implicit(): Implicit {
+    return (this.#strategies.implicit ??= new Implicit(this)) as Implicit;
+  }
+  /** The resource owner password credentials grant. */
+  get password(): Password {
+    return (this.#strategies.password ??= new Password(this)) as Password;
+  }
+  /** The client credentials grant. */
+  get clientCredentials(): ClientCredentials {
+    return (this.#strategies.clientCredentials ??= new ClientCredentials(
+      this,
+    )) as ClientCredentials;
+  }
+  /** The JWT bearer assertion grant (RFC 7523 §2.1). */
+  get assertion(): Assertion {
+    return (this.#strategies.assertion ??= new Assertion(this)) as Assertion;
+  }
+
+  /** Closes the Deno HTTP client of a proxy or client certificate, if any. */
+  close(): void {
+    this.#connection.close();
+  }
+
+  #redacted(): Record<string, unknown> {
+    return {
+      id: this.id,
+      secret: this.#secret ? config.filteredLabel : "",
+      site: this.site,
+      options: redactOptions(this.options),
+    };
+  }
+
+  /** `JSON.stringify` never shows the secret. */
+  toJSON(): Record<string, unknown> {
+    return this.#redacted();
+  }
+
+  /** Deno.inspect / console.log in Deno: secret shown as the filtered label. */
+  [Symbol.for("Deno.customInspect")](
+    inspect: (value: unknown, options?: unknown) => string,
+    options: unknown,
+  ): string {
+    return `Client ${inspect(this.#redacted(), options)}`;
+  }
+
+  /** util.inspect / console.log in Node: secret shown as the filtered label. */
+  [Symbol.for("nodejs.util.inspect.custom")](
+    _depth: number,
+    options: unknown,
+    inspect: (value: unknown, options?: unknown) => string,
+  ): string {
+    return `Client ${inspect(this.#redacted(), options)}`;
+  }
+}
+
+function redactOptions(options: ResolvedClientOptions): Record<string, unknown> {
+  const label = config.filteredLabel;
+  const { clientAssertionKey, connectionOpts, ...rest } = options;
+  const { key, ...conn } = connectionOpts;
+  return {
+    ...rest,
+    ...(clientAssertionKey ? { clientAssertionKey: label } : {}),
+    connectionOpts: { ...conn, ...(key ? { key: label } : {}) },
+  };
+}
+
+function tokenSecrets(params: TokenParams): string[] {
+  const out: string[] = [];
+  for (const k of ["password", "code", "refresh_token", "code_verifier", "assertion"]) {
+    if (typeof params[k] === "string") out.push(params[k] as string);
+  }
+  return out;
+}
+
+function encodeBody(body: RequestOptions["body"], headers: Headers): BodyInit | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === "string") return body;
+  if (body instanceof Uint8Array) return body as Uint8Array<ArrayBuffer>;
+  if (typeof body !== "object") {
+    throw new TypeError(`request: "body" must be a string, an object or bytes, got ${typeof body}`);
+  }
+  const type = headers.get("content-type") ?? "";
+  if (/json/i.test(type)) return JSON.stringify(body);
+  if (!type) headers.set("content-type", "application/x-www-form-urlencoded");
+  const form = new URLSearchParams();
+  appendParams(form, body);
+  return form.toString();
+}
+
+function buildToken(
+  client: Client,
+  response: OAuthResponse,
+  accessTokenOpts: AccessTokenOptions,
+  secrets: readonly (string | undefined)[],
+): AccessToken {
+  const hash = response.parsedHash;
+  if (response.status >= 400 || (hash && typeof hash.error === "string")) {
+    throw response.error ?? new OAuthError(response, { secrets });
+  }
+  if (!hash) {
+    throw new OAuthError(response, {
+      code: "invalid_token_response",
+      description: "the token response is neither a JSON object nor form-encoded",
+      secrets,
+    });
+  }
+  const token = AccessToken.fromHash(client, { ...hash, ...accessTokenOpts });
+  if (!token.token && !token.refreshToken) {
+    throw new OAuthError(response, {
+      code: "invalid_token_response",
+      description: "the token response holds no access token",
+      secrets,
+    });
+  }
+  token.response = response;
+  return token;
+}

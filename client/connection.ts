@@ -1,0 +1,211 @@
+/**
+ * The HTTP connection under a `Client`: default headers, a middleware chain,
+ * the fetch adapter, the per-request timeout, and (in Deno) an HTTP client for
+ * a proxy or a TLS client certificate.
+ * @module
+ */
+import { ConnectionError, describeCause } from "./error.ts";
+import type { Logger } from "./logger.ts";
+
+/** A middleware: sees the real `Request`, calls `next` (or not), returns the `Response`. */
+export type Middleware = (
+  request: Request,
+  next: (request: Request) => Promise<globalThis.Response>,
+) => Promise<globalThis.Response>;
+
+/** Handed to `ClientOptions.connectionBuild` (the spec's "block"). */
+export interface ConnectionBuilder {
+  /** Adds a middleware; middleware run in the order added. */
+  use(middleware: Middleware): ConnectionBuilder;
+  /** Replaces the transport (default `connectionOpts.fetch` or `globalThis.fetch`). */
+  adapter(fetchImpl: typeof fetch): ConnectionBuilder;
+}
+
+/** Options for the underlying connection. */
+export interface ConnectionOptions {
+  /** Headers sent on every request. */
+  headers?: Record<string, string>;
+  /** Milliseconds per request (until the body is read); default 30000; 0 or Infinity disables it. */
+  timeout?: number;
+  /** Proxy URL. Deno: used through `Deno.createHttpClient`. Elsewhere: pass a `fetch` that proxies. */
+  proxy?: string;
+  /** The fetch adapter; default `globalThis.fetch`. */
+  fetch?: typeof fetch;
+  /** TLS client certificate chain (PEM) for `tls_client_auth` (RFC 8705). Deno only. */
+  cert?: string;
+  /** Private key (PEM) of `cert`. Deno only. */
+  key?: string;
+  /** Extra trusted CA certificates (PEM) for the provider's TLS certificate. Deno only. */
+  caCerts?: string[];
+}
+
+/** Default per-request timeout in milliseconds. */
+export const DEFAULT_TIMEOUT = 30_000;
+
+interface HttpClientLike {
+  close(): void;
+}
+interface DenoHttpLike {
+  createHttpClient?(options: Record<string, unknown>): HttpClientLike;
+}
+
+/** Builds the chain once; sends requests through it. */
+export class Connection implements ConnectionBuilder {
+  #middlewares: Middleware[] = [];
+  #fetch: typeof fetch | undefined;
+  #options: ConnectionOptions;
+  #httpClient: HttpClientLike | undefined;
+  #httpClientTried = false;
+  #logger: Logger;
+
+  /**
+   * Creates an instance.
+   *
+   * @param options connection options
+   * @param logger where warnings go
+   */
+  constructor(options: ConnectionOptions, logger: Logger) {
+    this.#options = options;
+    this.#fetch = options.fetch;
+    this.#logger = logger;
+  }
+
+  /** @inheritdoc */
+  use(middleware: Middleware): ConnectionBuilder {
+    if (typeof middleware !== "function") {
+      throw new TypeError(`use: "middleware" must be a function, got ${typeof middleware}`);
+    }
+    this.#middlewares.push(middleware);
+    return this;
+  }
+
+  /** @inheritdoc */
+  adapter(fetchImpl: typeof fetch): ConnectionBuilder {
+    if (typeof fetchImpl !== "function") {
+      throw new TypeError(`adapter: "fetchImpl" must be a function, got ${typeof fetchImpl}`);
+    }
+    this.#fetch = fetchImpl;
+    return this;
+  }
+
+  /** Default headers of every request. */
+  get headers(): Record<string, string> {
+    return this.#options.headers ?? {};
+  }
+
+  /** The timeout in milliseconds (0: none). */
+  get timeout(): number {
+    const t = this.#options.timeout ?? DEFAULT_TIMEOUT;
+    return Number.isFinite(t) && t > 0 ? t : 0;
+  }
+
+  /** Whether a TLS client certificate is configured. */
+  get hasClientCertificate(): boolean {
+    return Boolean(this.#options.cert && this.#options.key);
+  }
+
+  /** Closes the Deno HTTP client if one was created (idle connections, proxy). */
+  close(): void {
+    this.#httpClient?.close();
+    this.#httpClient = undefined;
+    this.#httpClientTried = false;
+  }
+
+  #transportInit(): RequestInit | undefined {
+    const o = this.#options;
+    if (!o.proxy && !o.cert && !o.caCerts) return undefined;
+    if (!this.#httpClientTried) {
+      this.#httpClientTried = true;
+      const deno = (globalThis as { Deno?: DenoHttpLike }).Deno;
+      if (typeof deno?.createHttpClient === "function") {
+        const opts: Record<string, unknown> = {};
+        if (o.proxy) opts.proxy = { url: o.proxy };
+        if (o.cert || o.key) {
+          opts.cert = o.cert;
+          opts.key = o.key;
+        }
+        if (o.caCerts) opts.caCerts = o.caCerts;
+        this.#httpClient = deno.createHttpClient(opts);
+      } else {
+        this.#logger.warn(
+          "oauth2: connectionOpts.proxy/cert/key/caCerts need Deno.createHttpClient; " +
+            "in this runtime pass connectionOpts.fetch that proxies or presents the certificate",
+        );
+      }
+    }
+    return this.#httpClient ? { client: this.#httpClient } as RequestInit : undefined;
+  }
+
+  /**
+   * Sends `request` through the middleware and the adapter, reads the body, and
+   * enforces the timeout.
+   *
+   * @param request the request to send
+   * @param secrets values to keep out of error messages
+   * @param signal the caller's abort signal
+   * @returns the response and its body text
+   * @throws {ConnectionError} on network failure, timeout or abort
+   */
+  async send(
+    request: Request,
+    secrets: readonly (string | undefined)[],
+    signal?: AbortSignal,
+  ): Promise<{ response: globalThis.Response; body: string }> {
+    const controller = new AbortController();
+    const ms = this.timeout;
+    let timedOut = false;
+    const timer = ms
+      ? setTimeout(() => {
+        timedOut = true;
+        controller.abort(new Error(`timed out after ${ms} ms`));
+      }, ms)
+      : undefined;
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const init = this.#transportInit();
+    const fetchImpl = this.#fetch ?? globalThis.fetch;
+    const chain = this.#middlewares.reduceRight<(r: Request) => Promise<globalThis.Response>>(
+      (next, mw) => (r) => mw(r, next),
+      (r) => init ? fetchImpl(r, init) : fetchImpl(r),
+    );
+    const withSignal = new Request(request, { signal: controller.signal });
+    try {
+      if (signal?.aborted) throw signal.reason;
+      const response = await chain(withSignal);
+      const body = await response.text();
+      return { response, body };
+    } catch (cause) {
+      if (timedOut) {
+        throw new ConnectionError(
+          "timeout",
+          request.method,
+          request.url,
+          `no response within the timeout of ${ms} ms (connectionOpts.timeout)`,
+          cause,
+          secrets,
+        );
+      }
+      if (signal?.aborted) {
+        throw new ConnectionError(
+          "aborted",
+          request.method,
+          request.url,
+          "aborted",
+          cause,
+          secrets,
+        );
+      }
+      throw new ConnectionError(
+        "network",
+        request.method,
+        request.url,
+        describeCause(cause, secrets),
+        cause,
+        secrets,
+      );
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+}

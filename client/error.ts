@@ -1,0 +1,120 @@
+/**
+ * Errors the client throws: `OAuthError` for a provider's error response,
+ * `ConnectionError` when no response arrived (network failure, timeout).
+ * @module
+ */
+import type { OAuthResponse } from "./response.ts";
+import { redactText } from "./redact.ts";
+
+/** Overrides for an error built by the library rather than read from the body. */
+export interface OAuthErrorDetails {
+  /** Error code (defaults to the body's `error`). */
+  code?: string;
+  /** Error description (defaults to the body's `error_description`). */
+  description?: string;
+  /** Literal values to keep out of the message (the client secret, tokens). */
+  secrets?: readonly (string | undefined)[];
+}
+
+/**
+ * An error response of the provider (status 400 or above, or a token response
+ * without a token). `code` and `description` carry `error` and
+ * `error_description` of a standard error body; `response` is always present.
+ */
+export class OAuthError extends Error {
+  /** The `error` parameter of a standard error body. */
+  code?: string;
+  /** The `error_description` parameter of a standard error body. */
+  description?: string;
+  /** The response that caused this error. */
+  response: OAuthResponse;
+
+  /**
+   * Creates an instance.
+   *
+   * @param response the provider's response
+   * @param details code and description when they do not come from the body
+   */
+  constructor(response: OAuthResponse, details: OAuthErrorDetails = {}) {
+    const hash = response.parsedHash;
+    const code = details.code ?? (typeof hash?.error === "string" ? hash.error : undefined);
+    const description = details.description ??
+      (typeof hash?.error_description === "string" ? hash.error_description : undefined);
+    const body = redactText(response.body, details.secrets);
+    let message: string;
+    if (code !== undefined) {
+      message = description !== undefined ? `${code}: ${description}` : code;
+      if (body) message += `\n${body}`;
+    } else {
+      message = body || `HTTP ${response.status}`;
+    }
+    super(message);
+    this.name = "OAuthError";
+    this.code = code;
+    this.description = description;
+    this.response = response;
+  }
+}
+
+/** Why a request got no response. */
+export type ConnectionErrorKind = "timeout" | "network" | "aborted";
+
+/**
+ * No response arrived: the connection failed, the timeout passed or the
+ * request was aborted. The message names the method and URL (redacted) and
+ * the cause; it never holds a secret.
+ */
+export class ConnectionError extends Error {
+  /** What went wrong. */
+  kind: ConnectionErrorKind;
+  /** HTTP method of the request. */
+  method: string;
+  /** The request URL, with sensitive query parameters redacted. */
+  url: string;
+
+  /**
+   * Creates an instance.
+   *
+   * @param kind what went wrong
+   * @param method request method
+   * @param url request URL (redacted here)
+   * @param detail what happened, in words
+   * @param cause the underlying error (its message is redacted too)
+   * @param secrets literal values to keep out of the message
+   */
+  constructor(
+    kind: ConnectionErrorKind,
+    method: string,
+    url: string,
+    detail: string,
+    cause?: unknown,
+    secrets: readonly (string | undefined)[] = [],
+  ) {
+    const safeUrl = redactText(url, secrets);
+    const safeCause = cause === undefined ? undefined : sanitizeCause(cause, secrets);
+    super(
+      redactText(`${method} ${safeUrl} failed: ${detail}`, secrets),
+      safeCause ? { cause: safeCause } : undefined,
+    );
+    this.name = "ConnectionError";
+    this.kind = kind;
+    this.method = method;
+    this.url = safeUrl;
+  }
+}
+
+function sanitizeCause(cause: unknown, secrets: readonly (string | undefined)[]): Error {
+  const err = cause instanceof Error ? cause : new Error(String(cause));
+  const copy = new Error(redactText(err.message, secrets));
+  copy.name = err.name;
+  return copy;
+}
+
+/** The message of an underlying error, redacted, for a `ConnectionError` detail. */
+export function describeCause(cause: unknown, secrets: readonly (string | undefined)[]): string {
+  if (cause instanceof Error) {
+    const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : "";
+    return redactText(`${cause.name}: ${cause.message}${inner}`, secrets);
+  }
+  return redactText(String(cause), secrets);
+}

@@ -1,0 +1,34 @@
+/**
+ * Package-internal wiring: lets `AccessToken` send a request through its
+ * client with extra secrets to redact, without a public method for it.
+ * @module
+ */
+import type { OAuthResponse } from "./response.ts";
+import type { RequestOptions, Verb } from "./options.ts";
+
+/** A client's request function that also takes literal secrets to redact. */
+export type Requester = (
+  verb: Verb,
+  url: string,
+  opts: RequestOptions,
+  secrets: readonly (string | undefined)[],
+) => Promise<OAuthResponse>;
+
+const requesters = new WeakMap<object, Requester>();
+
+/** Registers the requester of a client (called by its constructor). */
+export function registerRequester(client: object, requester: Requester): void {
+  requesters.set(client, requester);
+}
+
+/** Sends a request through `client`, redacting `secrets` in its errors and logs. */
+export function internalRequest(
+  client: { request(verb: Verb, url: string, opts?: RequestOptions): Promise<OAuthResponse> },
+  verb: Verb,
+  url: string,
+  opts: RequestOptions,
+  secrets: readonly (string | undefined)[],
+): Promise<OAuthResponse> {
+  const requester = requesters.get(client);
+  return requester ? requester(verb, url, opts, secrets) : client.request(verb, url, opts);
+}

@@ -1,0 +1,125 @@
+/**
+ * `OAuthResponse`: a fetched response with its body read and parsed by the
+ * rules of spec 2.4.
+ * @module
+ */
+import { SnakyHash } from "./snaky_hash.ts";
+import type { OAuthError } from "./error.ts";
+
+/** How a body is parsed: by content type (`automatic`) or forced. */
+export type ParseMode = "automatic" | "json" | "query" | "text";
+
+/** Options for parsing a response body. */
+export interface ResponseOptions {
+  /** Default `"automatic"`. */
+  parse?: ParseMode;
+  /** Convert object keys to snake_case and return a `SnakyHash` (default true). */
+  snaky?: boolean;
+  /** Class used for parsed hashes when `snaky` is on (default `SnakyHash`). */
+  snakyHashClass?: typeof SnakyHash;
+}
+
+/** What `OAuthResponse.parsed` can hold. */
+export type Parsed = SnakyHash | Record<string, unknown> | unknown[] | string | null;
+
+const JSON_TYPES = new Set(["application/json", "text/javascript", "application/javascript"]);
+
+/**
+ * A response of the provider: status, headers, the body text and its parsed form.
+ */
+export class OAuthResponse {
+  /** HTTP status code. */
+  readonly status: number;
+  /** Response headers. */
+  readonly headers: Headers;
+  /** The raw body text. */
+  readonly body: string;
+  /** The raw fetch `Response` (its body already consumed). */
+  readonly response: globalThis.Response;
+  /** Parsing options given for this response. */
+  readonly options: Readonly<ResponseOptions>;
+  /** The error for a status of 400 or above when errors are not raised. */
+  error?: OAuthError;
+  #parsed?: { value: Parsed };
+
+  /**
+   * Creates an instance.
+   *
+   * @param response the fetch response (its body is not read here)
+   * @param body the body text, already read
+   * @param options parsing options
+   */
+  constructor(response: globalThis.Response, body: string, options: ResponseOptions = {}) {
+    this.response = response;
+    this.status = response.status;
+    this.headers = response.headers;
+    this.body = body;
+    this.options = options;
+  }
+
+  /** Reads the body of `response` and wraps it. */
+  static async from(
+    response: globalThis.Response,
+    options: ResponseOptions = {},
+  ): Promise<OAuthResponse> {
+    return new OAuthResponse(response, await response.text(), options);
+  }
+
+  /** The media type of the body, lower case, without parameters; null when absent. */
+  get contentType(): string | null {
+    const raw = this.headers.get("content-type");
+    if (!raw) return null;
+    return raw.split(";")[0].trim().toLowerCase() || null;
+  }
+
+  /**
+   * The parsed body: form-encoded bodies and JSON objects give a `SnakyHash`
+   * (a plain object with `snaky: false`), JSON arrays an array, anything else
+   * the body string; an empty body gives null.
+   */
+  get parsed(): Parsed {
+    if (!this.#parsed) this.#parsed = { value: this.#parse() };
+    return this.#parsed.value;
+  }
+
+  #parse(): Parsed {
+    const mode = this.options.parse ?? "automatic";
+    const body = this.body;
+    if (mode === "text") return body;
+    if (body.trim() === "") return null;
+    let data: unknown;
+    const type = this.contentType;
+    const kind = mode !== "automatic"
+      ? mode
+      : type === "application/x-www-form-urlencoded"
+      ? "query"
+      : type && (JSON_TYPES.has(type) || type.endsWith("+json"))
+      ? "json"
+      : /^\s*[[{]/.test(body)
+      ? "json"
+      : "text";
+    if (kind === "text") return body;
+    if (kind === "query") {
+      data = Object.fromEntries(new URLSearchParams(body.trim()));
+    } else {
+      try {
+        data = JSON.parse(body);
+      } catch {
+        return body;
+      }
+    }
+    if (Array.isArray(data)) return data;
+    if (data === null || typeof data !== "object") return body;
+    if (this.options.snaky === false) return data as Record<string, unknown>;
+    const Klass = this.options.snakyHashClass ?? SnakyHash;
+    return new Klass(data as Record<string, unknown>);
+  }
+
+  /** The parsed body when it is a hash, else null. */
+  get parsedHash(): Record<string, unknown> | null {
+    const p = this.parsed;
+    if (p instanceof SnakyHash) return p.toObject();
+    if (p && typeof p === "object" && !Array.isArray(p)) return p as Record<string, unknown>;
+    return null;
+  }
+}

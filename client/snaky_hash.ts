@@ -1,0 +1,144 @@
+/**
+ * `SnakyHash`: the parsed body of a response, keys in snake_case, values
+ * readable as properties or with `get()` in either spelling. Keys that collide
+ * with a member (`get`, `has`, `keys`, `method`-like names of subclasses ...)
+ * never shadow it: their values stay reachable with `get()`.
+ * @module
+ */
+
+/**
+ * Converts a key to snake_case: `expiresIn` → `expires_in`,
+ * `IDToken` → `id_token`, `token-type` → `token_type`.
+ */
+export function snakeCase(key: string): string {
+  return key
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
+    .replace(/([a-z\d])([A-Z])/g, "$1_$2")
+    .replace(/-/g, "_")
+    .toLowerCase();
+}
+
+const RESERVED = new Set(["__proto__", "constructor", "prototype"]);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object") return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * A string-keyed hash whose keys are stored in snake_case.
+ *
+ * @example
+ * ```ts
+ * const h = new SnakyHash({ accessToken: "abc", expiresIn: 3600 });
+ * h.access_token;      // "abc"
+ * h.get("expiresIn");  // 3600
+ * h.toObject();        // { access_token: "abc", expires_in: 3600 }
+ * ```
+ */
+export class SnakyHash {
+  /** Values by snake_case key. */
+  #data: Map<string, unknown> = new Map();
+
+  /** Allows `h.some_key` property reads of stored values. */
+  [key: string]: unknown;
+
+  /**
+   * Creates an instance.
+   *
+   * @param init a plain object, a `SnakyHash`, or key/value pairs; nested plain
+   *   objects become instances of the same class
+   */
+  constructor(init?: Record<string, unknown> | Iterable<[string, unknown]> | null) {
+    if (init === undefined || init === null) return;
+    if (typeof init !== "object") {
+      throw new TypeError(`SnakyHash: "init" must be an object, got ${typeof init}`);
+    }
+    const entries = init instanceof SnakyHash
+      ? init.entries()
+      : Symbol.iterator in init && !isPlainObject(init)
+      ? (init as Iterable<[string, unknown]>)
+      : Object.entries(init as Record<string, unknown>);
+    for (const [k, v] of entries) this.set(k, v);
+  }
+
+  /** Stores `value` under the snake_case form of `key`; returns this hash. */
+  set(key: string, value: unknown): this {
+    const k = snakeCase(String(key));
+    const converted = this.#convert(value);
+    const isNew = !this.#data.has(k);
+    this.#data.set(k, converted);
+    if (isNew && !RESERVED.has(k) && !(k in this)) {
+      Object.defineProperty(this, k, {
+        get: () => this.#data.get(k),
+        set: (v: unknown) => void this.#data.set(k, this.#convert(v)),
+        enumerable: true,
+        configurable: true,
+      });
+    }
+    return this;
+  }
+
+  /** The value under `key`, given in snake_case or camelCase; `undefined` when absent. */
+  get(key: string): unknown {
+    const k = String(key);
+    return this.#data.has(k) ? this.#data.get(k) : this.#data.get(snakeCase(k));
+  }
+
+  /** Whether `key` (either spelling) is present. */
+  has(key: string): boolean {
+    return this.#data.has(String(key)) || this.#data.has(snakeCase(String(key)));
+  }
+
+  /** Removes `key` (either spelling); returns whether it was present. */
+  delete(key: string): boolean {
+    const k = this.#data.has(String(key)) ? String(key) : snakeCase(String(key));
+    if (!this.#data.delete(k)) return false;
+    const desc = Object.getOwnPropertyDescriptor(this, k);
+    if (desc?.get) delete this[k];
+    return true;
+  }
+
+  /** The snake_case keys, in insertion order. */
+  keys(): string[] {
+    return [...this.#data.keys()];
+  }
+
+  /** The key/value pairs, in insertion order. */
+  entries(): [string, unknown][] {
+    return [...this.#data.entries()];
+  }
+
+  /** Number of keys. */
+  get size(): number {
+    return this.#data.size;
+  }
+
+  /** A deep plain-object copy (nested hashes become plain objects). */
+  toObject(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of this.#data) out[k] = plain(v);
+    return out;
+  }
+
+  /** Used by `JSON.stringify`. */
+  toJSON(): Record<string, unknown> {
+    return this.toObject();
+  }
+
+  #convert(value: unknown): unknown {
+    if (value instanceof SnakyHash) return value;
+    if (isPlainObject(value)) {
+      return new (this.constructor as new (init: Record<string, unknown>) => SnakyHash)(value);
+    }
+    if (Array.isArray(value)) return value.map((v) => this.#convert(v));
+    return value;
+  }
+}
+
+function plain(value: unknown): unknown {
+  if (value instanceof SnakyHash) return value.toObject();
+  if (Array.isArray(value)) return value.map(plain);
+  return value;
+}

@@ -1,0 +1,80 @@
+/** The JWT bearer assertion grant (RFC 7523 §2.1), signed with WebCrypto. @module */
+import type { AccessToken, AccessTokenOptions } from "../access_token.ts";
+import type { Client } from "../client.ts";
+import { typeName } from "../config.ts";
+import { importSigningKey, type SigningKeyInput, signJwt } from "../jwt.ts";
+import type { TokenParams } from "../options.ts";
+import { objectParam } from "./auth_code.ts";
+
+/** The `grant_type` of RFC 7523 §2.1. */
+export const JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/** How the assertion is signed. */
+export interface AssertionEncoding {
+  /** HS256/384/512, RS256/384/512, PS256/384/512, ES256/384 or EdDSA. */
+  algorithm: string;
+  /** CryptoKey, JWK, PKCS#8 PEM, or for HS* a secret string or bytes. */
+  key: SigningKeyInput;
+  /** Key id for the JWS header. */
+  kid?: string;
+}
+
+/** Signs a claim set and exchanges it for a token. */
+export class Assertion {
+  #client: Client;
+
+  /**
+   * Binds the strategy to a client (use the client's getter instead).
+   *
+   * @param client the client
+   */
+  constructor(client: Client) {
+    this.#client = client;
+  }
+
+  /**
+   * Signs `claims` (iss, aud, sub, exp as epoch seconds ...) and requests a
+   * token with `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`.
+   *
+   * @throws {TypeError} for missing claims, an unsupported algorithm or a bad key
+   * @throws {OAuthError} when the provider refuses
+   */
+  async getToken(
+    claims: Record<string, unknown>,
+    encoding: AssertionEncoding,
+    params?: TokenParams,
+    accessTokenOpts?: AccessTokenOptions,
+  ): Promise<AccessToken> {
+    if (!claims || typeof claims !== "object" || Array.isArray(claims)) {
+      throw new TypeError(
+        `assertion.getToken: "claims" must be an object, got ${typeName(claims)}`,
+      );
+    }
+    if (claims.exp !== undefined && !Number.isInteger(claims.exp)) {
+      throw new TypeError(`assertion.getToken: "claims.exp" must be integer epoch seconds`);
+    }
+    if (!encoding || typeof encoding !== "object") {
+      throw new TypeError(
+        `assertion.getToken: "encoding" must be { algorithm, key }, got ${typeName(encoding)}`,
+      );
+    }
+    if (typeof encoding.algorithm !== "string") {
+      throw new TypeError(`assertion.getToken: "encoding.algorithm" must be a string`);
+    }
+    if (encoding.key === undefined || encoding.key === null) {
+      throw new TypeError(`assertion.getToken: "encoding.key" is required`);
+    }
+    const p = objectParam(params, "params", "assertion.getToken");
+    const key = await importSigningKey(encoding.key, encoding.algorithm);
+    const assertion = await signJwt(
+      claims,
+      key,
+      encoding.algorithm,
+      encoding.kid ? { kid: encoding.kid } : {},
+    );
+    return await this.#client.getToken(
+      { ...p, grant_type: JWT_BEARER_GRANT, assertion },
+      accessTokenOpts,
+    );
+  }
+}

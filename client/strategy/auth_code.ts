@@ -1,0 +1,94 @@
+/** The authorization code grant (RFC 6749 §4.1) with PKCE (RFC 7636). @module */
+import type { AccessToken, AccessTokenOptions } from "../access_token.ts";
+import type { Client } from "../client.ts";
+import { typeName } from "../config.ts";
+import type { TokenParams } from "../options.ts";
+
+/** Query parameters of the authorize URL. */
+export interface AuthorizeParams {
+  /** Where the provider sends the user back; default the client's `redirectUri`. */
+  redirect_uri?: string;
+  /** Requested scope. */
+  scope?: string;
+  /** Opaque value checked on the callback (CSRF protection). */
+  state?: string;
+  /** PKCE challenge (see `generatePkce`). */
+  code_challenge?: string;
+  /** `"S256"` with `generatePkce`. */
+  code_challenge_method?: string;
+  /** Any other parameter (`nonce`, `prompt`, `resource` ...). */
+  [k: string]: unknown;
+}
+
+/** Parameters of the code exchange. */
+export interface AuthCodeTokenParams extends TokenParams {
+  /** Must equal the one on the authorize URL; default the client's `redirectUri`. */
+  redirect_uri?: string;
+  /** The PKCE verifier whose challenge was on the authorize URL. */
+  code_verifier?: string;
+}
+
+/** Checks that `params` is a plain object (or absent); returns a copy. */
+export function objectParam<T extends object>(
+  params: T | undefined,
+  name: string,
+  where: string,
+): T {
+  if (params === undefined || params === null) return {} as T;
+  if (typeof params !== "object" || Array.isArray(params)) {
+    throw new TypeError(`${where}: "${name}" must be an object, got ${typeName(params)}`);
+  }
+  return { ...params };
+}
+
+/** Builds authorization URLs and exchanges codes for tokens. */
+export class AuthCode {
+  #client: Client;
+
+  /**
+   * Binds the strategy to a client (use the client's getter instead).
+   *
+   * @param client the client
+   */
+  constructor(client: Client) {
+    this.#client = client;
+  }
+
+  /** The authorize URL with `client_id`, `response_type=code` and `params`. */
+  authorizeUrl(params?: AuthorizeParams): string {
+    const p = objectParam(params, "params", "authCode.authorizeUrl");
+    const redirect_uri = p.redirect_uri ?? this.#client.options.redirectUri;
+    return this.#client.authorizeUrl({
+      client_id: this.#client.id,
+      ...p,
+      ...(redirect_uri ? { redirect_uri } : {}),
+      response_type: "code",
+    });
+  }
+
+  /**
+   * Exchanges `code` for a token.
+   *
+   * @throws {TypeError} when `code` is not a non-empty string
+   * @throws {OAuthError} when the provider refuses the code
+   */
+  getToken(
+    code: string,
+    params?: AuthCodeTokenParams,
+    accessTokenOpts?: AccessTokenOptions,
+  ): Promise<AccessToken> {
+    if (typeof code !== "string" || code === "") {
+      return Promise.reject(
+        new TypeError(
+          `authCode.getToken: "code" must be a non-empty string, got ${typeName(code)}`,
+        ),
+      );
+    }
+    const p = objectParam(params, "params", "authCode.getToken");
+    const redirect_uri = p.redirect_uri ?? this.#client.options.redirectUri;
+    return this.#client.getToken(
+      { ...p, ...(redirect_uri ? { redirect_uri } : {}), grant_type: "authorization_code", code },
+      accessTokenOpts,
+    );
+  }
+}

@@ -1,0 +1,34 @@
+/** The client credentials grant (RFC 6749 §4.4). @module */
+import type { AccessToken, AccessTokenOptions } from "../access_token.ts";
+import type { Client } from "../client.ts";
+import type { TokenParams } from "../options.ts";
+import { objectParam } from "./auth_code.ts";
+
+/** Requests a token for the client itself. */
+export class ClientCredentials {
+  #client: Client;
+
+  /**
+   * Binds the strategy to a client (use the client's getter instead).
+   *
+   * @param client the client
+   */
+  constructor(client: Client) {
+    this.#client = client;
+  }
+
+  /**
+   * Requests a token with `grant_type=client_credentials`.
+   *
+   * @throws {OAuthError} when the provider refuses
+   */
+  getToken(params?: TokenParams, accessTokenOpts?: AccessTokenOptions): Promise<AccessToken> {
+    let p: TokenParams;
+    try {
+      p = objectParam(params, "params", "clientCredentials.getToken");
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#client.getToken({ ...p, grant_type: "client_credentials" }, accessTokenOpts);
+  }
+}

@@ -1,0 +1,43 @@
+/** The implicit grant (RFC 6749 §4.2; omitted from OAuth 2.1, kept for old providers). @module */
+import type { Client } from "../client.ts";
+import { type AuthorizeParams, objectParam } from "./auth_code.ts";
+
+/**
+ * Builds implicit-grant authorization URLs. The token arrives in the callback
+ * fragment: read it with `AccessToken.fromKvform(client, location.hash)`.
+ */
+export class Implicit {
+  #client: Client;
+
+  /**
+   * Binds the strategy to a client (use the client's getter instead).
+   *
+   * @param client the client
+   */
+  constructor(client: Client) {
+    this.#client = client;
+  }
+
+  /** The authorize URL with `client_id`, `response_type=token` and `params`. */
+  authorizeUrl(params?: AuthorizeParams): string {
+    const p = objectParam(params, "params", "implicit.authorizeUrl");
+    const redirect_uri = p.redirect_uri ?? this.#client.options.redirectUri;
+    return this.#client.authorizeUrl({
+      client_id: this.#client.id,
+      ...p,
+      ...(redirect_uri ? { redirect_uri } : {}),
+      response_type: "token",
+    });
+  }
+
+  /**
+   * Not available: the implicit grant has no token request.
+   *
+   * @throws {Error} always
+   */
+  getToken(): never {
+    throw new Error(
+      "The implicit grant has no token request; read the callback with AccessToken.fromKvform",
+    );
+  }
+}

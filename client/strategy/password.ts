@@ -1,0 +1,46 @@
+/** The resource owner password credentials grant (RFC 6749 §4.3; omitted from OAuth 2.1). @module */
+import type { AccessToken, AccessTokenOptions } from "../access_token.ts";
+import type { Client } from "../client.ts";
+import { typeName } from "../config.ts";
+import type { TokenParams } from "../options.ts";
+import { objectParam } from "./auth_code.ts";
+
+/** Exchanges a username and password for a token. */
+export class Password {
+  #client: Client;
+
+  /**
+   * Binds the strategy to a client (use the client's getter instead).
+   *
+   * @param client the client
+   */
+  constructor(client: Client) {
+    this.#client = client;
+  }
+
+  /**
+   * Requests a token with `grant_type=password`.
+   *
+   * @throws {TypeError} when `username` or `password` is not a string
+   * @throws {OAuthError} when the provider refuses
+   */
+  getToken(
+    username: string,
+    password: string,
+    params?: TokenParams,
+    accessTokenOpts?: AccessTokenOptions,
+  ): Promise<AccessToken> {
+    for (const [name, value] of [["username", username], ["password", password]] as const) {
+      if (typeof value !== "string") {
+        return Promise.reject(
+          new TypeError(`password.getToken: "${name}" must be a string, got ${typeName(value)}`),
+        );
+      }
+    }
+    const p = objectParam(params, "params", "password.getToken");
+    return this.#client.getToken(
+      { ...p, grant_type: "password", username, password },
+      accessTokenOpts,
+    );
+  }
+}

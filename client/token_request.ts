@@ -1,0 +1,133 @@
+/**
+ * Builds and sends a request to the token or revocation endpoint: the grant's
+ * wire parameters, client authentication by `authScheme`, and `tokenMethod`.
+ * @module
+ */
+import type { Client } from "./client.ts";
+import { typeName } from "./config.ts";
+import { base64, formEncode, utf8 } from "./encoding.ts";
+import { importSigningKey, randomJti, signJwt } from "./jwt.ts";
+import type { RequestOptions, TokenMethod, TokenParams, Verb } from "./options.ts";
+import type { OAuthResponse } from "./response.ts";
+
+/** Sends one request (the client's request with its secrets bound). */
+export type Send = (verb: Verb, url: string, opts: RequestOptions) => Promise<OAuthResponse>;
+
+/** The `client_assertion_type` of RFC 7523 §2.2. */
+export const JWT_BEARER_CLIENT_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+
+/** Seconds a client assertion is valid. */
+const ASSERTION_LIFETIME = 60;
+
+const LIBRARY_KEYS = new Set(["headers", "snaky", "snakyHashClass", "parse", "signal"]);
+
+const assertionKeys = new WeakMap<Client, Promise<CryptoKey>>();
+
+/** The `Authorization` value of RFC 6749 §2.3.1 (id and secret form-encoded first). */
+export function basicAuthorization(id: string, secret: string): string {
+  return `Basic ${base64(utf8(`${formEncode(id)}:${formEncode(secret)}`))}`;
+}
+
+function assertionAlg(client: Client): string {
+  const key = client.options.clientAssertionKey;
+  if (client.options.clientAssertionAlg) return client.options.clientAssertionAlg;
+  if (key && typeof key === "object" && "alg" in key && typeof key.alg === "string") return key.alg;
+  if (key && typeof key === "object" && "kty" in key) {
+    if (key.kty === "EC") return key.crv === "P-384" ? "ES384" : "ES256";
+    if (key.kty === "OKP") return "EdDSA";
+  }
+  return "RS256";
+}
+
+/** Signs the `private_key_jwt` client assertion for `audience` (the token endpoint). */
+export async function clientAssertion(client: Client, audience: string): Promise<string> {
+  const alg = assertionAlg(client);
+  const raw = client.options.clientAssertionKey;
+  if (!raw) throw new TypeError(`"clientAssertionKey" is required for private_key_jwt`);
+  let key = assertionKeys.get(client);
+  if (!key) {
+    key = importSigningKey(raw, alg);
+    assertionKeys.set(client, key);
+    key.catch(() => assertionKeys.delete(client));
+  }
+  const now = Math.floor(Date.now() / 1000);
+  const header: Record<string, unknown> = {};
+  if (typeof raw === "object" && "kid" in raw && typeof raw.kid === "string") header.kid = raw.kid;
+  return await signJwt(
+    {
+      iss: client.id,
+      sub: client.id,
+      aud: audience,
+      jti: randomJti(),
+      iat: now,
+      exp: now + ASSERTION_LIFETIME,
+    },
+    await key,
+    alg,
+    header,
+  );
+}
+
+/**
+ * Sends `params` to `endpoint` with the client's authentication.
+ *
+ * @param client the client
+ * @param endpoint the absolute endpoint URL
+ * @param params wire parameters plus library keys (`headers`, `snaky` ...)
+ * @param send the request function
+ * @param method overrides `client.options.tokenMethod`
+ */
+export async function tokenRequest(
+  client: Client,
+  endpoint: string,
+  params: TokenParams,
+  send: Send,
+  method: TokenMethod = client.options.tokenMethod,
+): Promise<OAuthResponse> {
+  if (params.headers !== undefined && (typeof params.headers !== "object" || !params.headers)) {
+    throw new TypeError(`"params.headers" must be an object, got ${typeName(params.headers)}`);
+  }
+  const form: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) {
+    if (!LIBRARY_KEYS.has(k) && v !== undefined && v !== null) form[k] = v;
+  }
+  const headers: Record<string, string> = { ...params.headers };
+  switch (client.options.authScheme) {
+    case "basic_auth":
+      headers.Authorization = basicAuthorization(client.id, client.secret);
+      break;
+    case "request_body":
+      form.client_id = client.id;
+      form.client_secret = client.secret;
+      break;
+    case "tls_client_auth":
+      form.client_id = client.id;
+      break;
+    case "private_key_jwt":
+      form.client_id = client.id;
+      form.client_assertion_type = JWT_BEARER_CLIENT_ASSERTION;
+      form.client_assertion = await clientAssertion(client, endpoint);
+      break;
+  }
+  const common: RequestOptions = {
+    headers,
+    snaky: params.snaky as boolean | undefined,
+    snakyHashClass: params.snakyHashClass as RequestOptions["snakyHashClass"],
+    parse: params.parse as RequestOptions["parse"],
+    signal: params.signal as AbortSignal | undefined,
+  };
+  if (!Object.keys(headers).some((h) => h.toLowerCase() === "accept")) {
+    headers.Accept = "application/json";
+  }
+  switch (method) {
+    case "get":
+      return await send("get", endpoint, { ...common, params: form as RequestOptions["params"] });
+    case "post_with_query_string":
+      return await send("post", endpoint, { ...common, params: form as RequestOptions["params"] });
+    default:
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
+        headers["Content-Type"] = "application/x-www-form-urlencoded";
+      }
+      return await send("post", endpoint, { ...common, body: form });
+  }
+}

@@ -1,0 +1,51 @@
+/** URL resolution rules of spec 2.1 and query helpers. @module */
+
+const ABSOLUTE = /^[a-z][a-z0-9+.-]*:/i;
+
+/**
+ * Resolves `path` against `site`: absolute URLs as given, a leading `/` on the
+ * host of `site`, anything else under the path of `site`.
+ *
+ * @throws {TypeError} when `path` is relative and there is no valid `site`
+ */
+export function resolveUrl(site: string | undefined, path: string, what = "url"): URL {
+  if (ABSOLUTE.test(path)) {
+    try {
+      return new URL(path);
+    } catch {
+      throw new TypeError(`"${what}" is not a valid URL: "${path}"`);
+    }
+  }
+  if (!site) {
+    throw new TypeError(`"${what}" is relative ("${path}") and the client has no "site"`);
+  }
+  const base = new URL(site);
+  if (path.startsWith("/")) return new URL(path, base.origin);
+  if (!base.pathname.endsWith("/")) base.pathname += "/";
+  base.search = "";
+  base.hash = "";
+  return new URL(path, base);
+}
+
+/** A query or form value as the library accepts it. */
+export type ParamValue = string | number | boolean | string[] | null | undefined;
+
+/** Appends `params` to `target` (arrays repeat the key; null and undefined are skipped). */
+export function appendParams(target: URLSearchParams, params: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null) continue;
+    if (Array.isArray(v)) {
+      for (const item of v) target.append(k, String(item));
+    } else if (typeof v === "object") {
+      target.append(k, JSON.stringify(v));
+    } else {
+      target.append(k, String(v));
+    }
+  }
+}
+
+/** `url` with `params` added to its query. */
+export function withQuery(url: URL, params: Record<string, unknown> | undefined): string {
+  if (params && Object.keys(params).length > 0) appendParams(url.searchParams, params);
+  return url.href;
+}
