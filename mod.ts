@@ -65,7 +65,7 @@ export {
 export { config, configure, type OAuth2Config } from "./client/config.ts";
 export { redact } from "./client/redact.ts";
 export { generatePkce, type Pkce } from "./client/pkce.ts";
-export { type SigningKeyInput, SUPPORTED_ALGORITHMS } from "./client/jwt.ts";
+export { type Jwk, type SigningKeyInput, SUPPORTED_ALGORITHMS } from "./client/jwt.ts";
 export {
   AuthCode,
   type AuthCodeTokenParams,

@@ -23,8 +23,11 @@ export const SUPPORTED_ALGORITHMS: readonly string[] = [
   "EdDSA",
 ];
 
+/** A JSON Web Key, with the `kid` that WebCrypto's type leaves out. */
+export type Jwk = JsonWebKey & { kid?: string };
+
 /** A key the signer accepts. */
-export type SigningKeyInput = CryptoKey | JsonWebKey | string | Uint8Array;
+export type SigningKeyInput = CryptoKey | Jwk | string | Uint8Array;
 
 interface AlgSpec {
   importParams: AlgorithmIdentifier | RsaHashedImportParams | EcKeyImportParams | HmacImportParams;
@@ -115,7 +118,8 @@ export async function importSigningKey(key: SigningKeyInput, alg: string): Promi
     }
   }
   if (key && typeof key === "object" && typeof (key as JsonWebKey).kty === "string") {
-    const jwk = { ...(key as JsonWebKey) };
+    const jwk: Jwk = { ...(key as Jwk) };
+    delete jwk.kid;
     delete jwk.alg;
     delete jwk.key_ops;
     delete jwk.use;

@@ -3,6 +3,7 @@ import type { ConnectionBuilder, ConnectionOptions } from "./connection.ts";
 import type { Logger } from "./logger.ts";
 import type { ParseMode } from "./response.ts";
 import type { SnakyHash } from "./snaky_hash.ts";
+import type { Jwk } from "./jwt.ts";
 
 /** How the client authenticates at the token and revocation endpoints. */
 export type AuthScheme = "basic_auth" | "request_body" | "tls_client_auth" | "private_key_jwt";
@@ -38,7 +39,7 @@ export interface ClientOptions {
   /** Sent as `redirect_uri` where a grant needs one. */
   redirectUri?: string;
   /** `private_key_jwt` signing key (CryptoKey, JWK or PKCS#8 PEM). */
-  clientAssertionKey?: CryptoKey | JsonWebKey | string;
+  clientAssertionKey?: CryptoKey | Jwk | string;
   /** `private_key_jwt` algorithm; default `"RS256"` (or the JWK's `alg`). */
   clientAssertionAlg?: string;
   /** Receives the connection builder to add middleware and choose an adapter. */
