@@ -5,6 +5,7 @@
  */
 export const MIGRATIONS: readonly string[] = [
   "0001_init.sql",
+  "0003_one_time_token_codes.sql",
 ];
 
 /** Reads one migration's SQL text (works from a compiled binary too). */

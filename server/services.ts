@@ -15,6 +15,8 @@ import { Users } from "./auth/users.ts";
 import type { Logger } from "./observe/log.ts";
 import { AuditLog } from "./auth/audit.ts";
 import { Events } from "./auth/events.ts";
+import { OneTimeTokens } from "./auth/otp.ts";
+import { SendLimits } from "./auth/send_limits.ts";
 
 /** The services of one server. */
 export interface Services {
@@ -30,6 +32,10 @@ export interface Services {
   events: Events;
   /** The audit log. */
   audit: AuditLog;
+  /** One-time tokens: e-mail links and codes, SMS codes, nonces (auth/otp.ts). */
+  otp: OneTimeTokens;
+  /** E-mail and SMS send limits counted in the database (auth/send_limits.ts). */
+  sendLimits: SendLimits;
   /** Run at shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -58,6 +64,8 @@ export async function buildServices(
     passwords,
     events,
     audit,
+    otp: new OneTimeTokens(db, config.jwt.secret, clock),
+    sendLimits: new SendLimits(db, config, clock),
     onClose: [],
   };
   s.onClose.push(() => passwords.close());

@@ -1,0 +1,259 @@
+/**
+ * One-time tokens: e-mail links and codes, SMS codes, reauthentication
+ * nonces. Shared by the e-mail and phone flows.
+ *
+ * Every issued token is one row of `one_time_tokens` holding only hashes:
+ * - `token_hash`: SHA-256 (hex) of a 32-byte random link secret, the value a
+ *   mail puts in `?token=` (and `{{ .TokenHash }}`); high entropy, so it is
+ *   looked up by its hash directly.
+ * - `code_hash`: HMAC-SHA256 keyed by a server secret of the token type, the
+ *   recipient and the numeric code a user types. A short code is checked in
+ *   constant time against the rows of that recipient, and every wrong guess
+ *   counts: after `maxAttempts` wrong codes the token is dead.
+ *
+ * A token expires at `expires_at`, is consumed by the first successful
+ * verification (`DELETE ... RETURNING`, so two processes cannot both consume
+ * it), and issuing a new token of one type for one user replaces the old one.
+ *
+ * API (all failures of verification throw ApiError 403 `otp_expired`,
+ * "Token has expired or is invalid", the same for wrong, used and expired):
+ *
+ *   const otp = s.otp; // new OneTimeTokens(db, config.jwt.secret, clock)
+ *   // e-mail: a link secret and a 6-digit code in the same mail
+ *   const t = await otp.issue({ userId, type: "confirmation", recipient: "a@x.io",
+ *     ttlSec: config.mailer.otpExp, codeLength: 6 });
+ *   t.link;  // put in the URL; t.code: the digits to show; neither is stored
+ *   // SMS: a code only
+ *   const c = await otp.issue({ userId, type: "sms", recipient: "15551234567",
+ *     ttlSec: config.sms.otpExp, codeLength: config.sms.otpLength, link: false });
+ *   // verification consumes the token and returns its row
+ *   const row = await otp.verifyLink(["confirmation", "magiclink"], tokenFromUrl);
+ *   const row2 = await otp.verifyCode(["sms"], "15551234567", "123456",
+ *     { maxAttempts: config.sms.maxAttempts });
+ *   await otp.revoke(userId, "sms"); // drop a user's pending tokens of a type
+ *
+ * `recipient` is the address or number the token was sent to (lower-case
+ * e-mail, or E.164 digits without "+"), stored in `relates_to`; `data` keeps
+ * what verification needs later (a PKCE flow id, redirect_to).
+ */
+import { ApiError } from "../api/errors.ts";
+import type { Db, Queryable } from "../db/db.ts";
+import type { Clock } from "./clock.ts";
+import {
+  hmacBase64url,
+  hmacKey,
+  randomDigits,
+  randomToken,
+  sha256Hex,
+  timingSafeEqual,
+} from "./crypto.ts";
+
+/** Token types; the e-mail ones, then the phone ones. Any string is accepted. */
+export type TokenType =
+  | "confirmation"
+  | "invite"
+  | "recovery"
+  | "magiclink"
+  | "email_change_new"
+  | "email_change_current"
+  | "reauthentication"
+  | "sms"
+  | "phone_change"
+  | (string & Record<never, never>);
+
+/** A one_time_tokens row. */
+export interface OneTimeTokenRow {
+  id: string;
+  user_id: string;
+  token_type: string;
+  token_hash: string;
+  code_hash: string | null;
+  relates_to: string;
+  attempts: number;
+  data: Record<string, unknown>;
+  created_at: Date;
+  expires_at: Date;
+}
+
+/** What `issue` needs. */
+export interface IssueTokenOptions {
+  userId: string;
+  type: TokenType;
+  /** Address or number the token goes to. */
+  recipient: string;
+  /** Validity in seconds. */
+  ttlSec: number;
+  /** Digits of the code (default 6). */
+  codeLength?: number;
+  /** Whether a link secret is made too (default true; false for SMS codes and nonces). */
+  link?: boolean;
+  data?: Record<string, unknown>;
+}
+
+/** An issued token: the secrets to deliver, shown once. */
+export interface IssuedToken {
+  id: string;
+  /** The link secret (only when `link` was not false). */
+  link?: string;
+  /** SHA-256 hex of the link secret (what the row stores). */
+  linkHash: string;
+  /** The numeric code. */
+  code: string;
+  expiresAt: Date;
+}
+
+/** 403 otp_expired, GoTrue's answer for any unusable token. */
+export function otpInvalid(): ApiError {
+  return new ApiError(403, "otp_expired", "Token has expired or is invalid");
+}
+
+/** Issues, verifies and consumes one-time tokens. */
+export class OneTimeTokens {
+  readonly table: string;
+  #key: Promise<CryptoKey>;
+
+  constructor(readonly db: Db, secret: string, readonly clock: Clock) {
+    this.table = db.t("one_time_tokens");
+    this.#key = hmacKey(`one-time-code:${secret}`);
+  }
+
+  async #codeHash(type: string, recipient: string, code: string): Promise<string> {
+    return await hmacBase64url(await this.#key, `${type}\n${recipient}\n${code}`);
+  }
+
+  /** Issues a token, replacing the user's pending tokens of the same type. */
+  async issue(o: IssueTokenOptions, q: Queryable = this.db): Promise<IssuedToken> {
+    const now = this.clock.now();
+    const link = randomToken(32);
+    const code = randomDigits(o.codeLength ?? 6);
+    const linkHash = await sha256Hex(link);
+    const expiresAt = new Date(now.getTime() + o.ttlSec * 1000);
+    await q.query(`DELETE FROM ${this.table} WHERE user_id = $1 AND token_type = $2`, [
+      o.userId,
+      o.type,
+    ]);
+    const [row] = await q.query<{ id: string }>(
+      `INSERT INTO ${this.table}
+         (user_id, token_type, token_hash, code_hash, relates_to, data, created_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+      [
+        o.userId,
+        o.type,
+        linkHash,
+        await this.#codeHash(o.type, o.recipient, code),
+        o.recipient,
+        JSON.stringify(o.data ?? {}),
+        now,
+        expiresAt,
+      ],
+    );
+    return { id: row.id, link: o.link === false ? undefined : link, linkHash, code, expiresAt };
+  }
+
+  /**
+   * Consumes the token whose link secret is `token` (what a mail's link and
+   * `{{ .TokenHash }}` carry), if its type is one of `types`.
+   */
+  async verifyLink(
+    types: readonly string[],
+    token: string,
+    q: Queryable = this.db,
+  ): Promise<OneTimeTokenRow> {
+    if (!token || token.length > 200 || types.length === 0) throw otpInvalid();
+    const hash = await sha256Hex(token);
+    const rows = await q.query<OneTimeTokenRow>(
+      `DELETE FROM ${this.table} WHERE token_hash = $1 AND token_type IN (${
+        types.map((_, i) => `$${i + 2}`).join(", ")
+      }) RETURNING *`,
+      [hash, ...types],
+    );
+    const row = rows[0];
+    if (!row || new Date(row.expires_at) <= this.clock.now()) throw otpInvalid();
+    return row;
+  }
+
+  /** Looks a link token up without consuming it (null when unusable). */
+  async peekLink(types: readonly string[], token: string): Promise<OneTimeTokenRow | null> {
+    if (!token || token.length > 200 || types.length === 0) return null;
+    const rows = await this.db.query<OneTimeTokenRow>(
+      `SELECT * FROM ${this.table} WHERE token_hash = $1 AND token_type IN (${
+        types.map((_, i) => `$${i + 2}`).join(", ")
+      })`,
+      [await sha256Hex(token), ...types],
+    );
+    const row = rows[0];
+    return row && new Date(row.expires_at) > this.clock.now() ? row : null;
+  }
+
+  /**
+   * Consumes the token of one of `types` sent to `recipient` whose code is
+   * `code`. A wrong code counts one attempt on every pending token of that
+   * recipient and types; a token with `maxAttempts` wrong attempts is deleted.
+   */
+  async verifyCode(
+    types: readonly string[],
+    recipient: string,
+    code: string,
+    opts: { maxAttempts?: number } = {},
+    q: Queryable = this.db,
+  ): Promise<OneTimeTokenRow> {
+    const maxAttempts = opts.maxAttempts ?? 5;
+    if (!code || code.length > 64 || types.length === 0) throw otpInvalid();
+    const now = this.clock.now();
+    const rows = await q.query<OneTimeTokenRow>(
+      `SELECT * FROM ${this.table} WHERE relates_to = $1 AND code_hash IS NOT NULL
+         AND expires_at > $2 AND token_type IN (${types.map((_, i) => `$${i + 3}`).join(", ")})`,
+      [recipient, now, ...types],
+    );
+    let match: OneTimeTokenRow | undefined;
+    for (const r of rows) {
+      const h = await this.#codeHash(r.token_type, recipient, code.trim());
+      if (timingSafeEqual(h, r.code_hash ?? "") && r.attempts < maxAttempts && !match) match = r;
+    }
+    if (match) {
+      const taken = await q.query<OneTimeTokenRow>(
+        `DELETE FROM ${this.table} WHERE id = $1 RETURNING *`,
+        [match.id],
+      );
+      if (taken[0]) return taken[0];
+      throw otpInvalid();
+    }
+    if (rows.length) {
+      const ids = rows.map((r) => r.id);
+      const list = ids.map((_, i) => `$${i + 1}`).join(", ");
+      await q.query(
+        `UPDATE ${this.table} SET attempts = attempts + 1 WHERE id IN (${list})`,
+        ids,
+      );
+      await q.query(
+        `DELETE FROM ${this.table} WHERE id IN (${list}) AND attempts >= $${ids.length + 1}`,
+        [...ids, maxAttempts],
+      );
+    }
+    throw otpInvalid();
+  }
+
+  /** Drops a user's pending tokens of the given types (all types when none given). */
+  async revoke(userId: string, types: readonly string[] = [], q: Queryable = this.db) {
+    if (types.length === 0) {
+      await q.query(`DELETE FROM ${this.table} WHERE user_id = $1`, [userId]);
+      return;
+    }
+    await q.query(
+      `DELETE FROM ${this.table} WHERE user_id = $1 AND token_type IN (${
+        types.map((_, i) => `$${i + 2}`).join(", ")
+      })`,
+      [userId, ...types],
+    );
+  }
+
+  /** The pending token of a user and type (not consumed), or null. */
+  async pending(userId: string, type: string): Promise<OneTimeTokenRow | null> {
+    const rows = await this.db.query<OneTimeTokenRow>(
+      `SELECT * FROM ${this.table} WHERE user_id = $1 AND token_type = $2 AND expires_at > $3
+       ORDER BY created_at DESC LIMIT 1`,
+      [userId, type, this.clock.now()],
+    );
+    return rows[0] ?? null;
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Send limits for e-mail and SMS, counted in the `send_log` table so they hold
+ * across server processes, and counting only messages actually sent.
+ *
+ * Two limits guard each message:
+ * - per recipient and kind: at most one message of `kind` to `recipient`
+ *   every `intervalSec` seconds (SMTP_MAX_FREQUENCY, SMTP_LINK_FREQUENCY for
+ *   magic links and recovery, SMS_MAX_FREQUENCY);
+ * - per channel: at most RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT messages
+ *   in their window (an hour by default), over all recipients.
+ *
+ * Over a limit: 429 `over_email_send_rate_limit` / `over_sms_send_rate_limit`
+ * with Retry-After, and nothing is sent.
+ *
+ * Concurrency: `send` reserves a send_log row inside a short transaction that
+ * holds a transaction-level advisory lock for the channel, so two processes
+ * cannot both pass the check for the same slot; the message goes out after the
+ * commit, and a failed send deletes its reservation (only mail actually sent
+ * counts).
+ *
+ *   await s.sendLimits.send(
+ *     { channel: "sms", recipient: "15551234567", kind: "sms_otp",
+ *       intervalSec: config.sms.maxFrequency },
+ *     () => provider.send(...),   // throws: reservation dropped, error passes through
+ *   );
+ */
+import { ApiError, type ErrorCode } from "../api/errors.ts";
+import type { Config } from "../config.ts";
+import type { Db } from "../db/db.ts";
+import type { Clock } from "./clock.ts";
+
+/** The two channels. */
+export type SendChannel = "email" | "sms";
+
+/** One message to be sent. */
+export interface SendRequest {
+  channel: SendChannel;
+  /** Lower-case e-mail address or E.164 digits. */
+  recipient: string;
+  /** The message kind (confirmation, recovery, magic_link, sms_otp, ...). */
+  kind: string;
+  /** Seconds between two messages of this kind to this recipient; 0: no per-recipient limit. */
+  intervalSec: number;
+}
+
+/** Database-backed send limits. */
+export class SendLimits {
+  readonly table: string;
+
+  constructor(readonly db: Db, readonly config: Config, readonly clock: Clock) {
+    this.table = db.t("send_log");
+  }
+
+  #code(channel: SendChannel): ErrorCode {
+    return channel === "email" ? "over_email_send_rate_limit" : "over_sms_send_rate_limit";
+  }
+
+  /** Throws the 429 a `send` would throw now, without reserving anything. */
+  async check(r: SendRequest): Promise<void> {
+    const err = await this.#violation(this.db, r, this.clock.now());
+    if (err) throw err;
+  }
+
+  async #violation(
+    q: Pick<Db, "query">,
+    r: SendRequest,
+    now: Date,
+  ): Promise<ApiError | null> {
+    if (r.intervalSec > 0) {
+      const [last] = await q.query<{ sent_at: Date }>(
+        `SELECT sent_at FROM ${this.table} WHERE channel = $1 AND recipient = $2 AND kind = $3
+         ORDER BY sent_at DESC LIMIT 1`,
+        [r.channel, r.recipient, r.kind],
+      );
+      if (last) {
+        const wait = r.intervalSec - (now.getTime() - new Date(last.sent_at).getTime()) / 1000;
+        if (wait > 0) {
+          const secs = Math.max(1, Math.ceil(wait));
+          return new ApiError(
+            429,
+            this.#code(r.channel),
+            `For security purposes, you can only request this after ${secs} seconds.`,
+            {},
+            { "Retry-After": String(secs) },
+          );
+        }
+      }
+    }
+    const rate = r.channel === "email"
+      ? this.config.rateLimit.emailSent
+      : this.config.rateLimit.smsSent;
+    const since = new Date(now.getTime() - rate.windowSec * 1000);
+    const [row] = await q.query<{ n: number; oldest: Date | null }>(
+      `SELECT count(*)::int AS n, min(sent_at) AS oldest FROM ${this.table}
+       WHERE channel = $1 AND sent_at > $2`,
+      [r.channel, since],
+    );
+    if (row.n >= rate.count) {
+      const oldest = row.oldest ? new Date(row.oldest).getTime() : now.getTime();
+      const secs = Math.max(1, Math.ceil((oldest + rate.windowSec * 1000 - now.getTime()) / 1000));
+      return new ApiError(
+        429,
+        this.#code(r.channel),
+        r.channel === "email" ? "Email rate limit exceeded" : "SMS rate limit exceeded",
+        {},
+        { "Retry-After": String(secs) },
+      );
+    }
+    return null;
+  }
+
+  /**
+   * Reserves a slot (429 when over a limit), runs `deliver`, and keeps the
+   * slot only when it succeeded.
+   */
+  async send<T>(r: SendRequest, deliver: () => Promise<T>): Promise<T> {
+    const now = this.clock.now();
+    const id = await this.db.transaction(async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
+        `send_log:${this.table}:${r.channel}`,
+      ]);
+      const err = await this.#violation(tx, r, now);
+      if (err) throw err;
+      const [row] = await tx.query<{ id: number }>(
+        `INSERT INTO ${this.table} (channel, recipient, kind, sent_at) VALUES ($1, $2, $3, $4)
+         RETURNING id::int AS id`,
+        [r.channel, r.recipient, r.kind, now],
+      );
+      return row.id;
+    });
+    try {
+      return await deliver();
+    } catch (e) {
+      await this.db.query(`DELETE FROM ${this.table} WHERE id = $1`, [id]).catch(() => {});
+      throw e;
+    }
+  }
+}
