@@ -194,6 +194,8 @@ export interface Config {
     provider: SmsProviderName | "";
     template: string;
     maxAttempts: number;
+    /** Seconds an SMS gateway call may take. */
+    timeoutSec: number;
     twilio: { accountSid: string; authToken: string; messageServiceSid: string; apiUrl: string };
     messagebird: { accessKey: string; originator: string; apiUrl: string };
     textlocal: { apiKey: string; sender: string; apiUrl: string };
@@ -531,6 +533,10 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
         default: 5,
         min: 1,
         doc: "wrong codes allowed per code",
+      }),
+      timeoutSec: r.seconds("SMS_TIMEOUT", {
+        default: 10,
+        doc: "seconds an SMS gateway call may take",
       }),
       twilio: {
         accountSid: r.string("SMS_TWILIO_ACCOUNT_SID"),

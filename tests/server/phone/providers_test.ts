@@ -1,0 +1,147 @@
+import assert from "node:assert/strict";
+import { readConfig } from "../../../server/config.ts";
+import { createSmsProvider, renderSmsTemplate, SmsSendError } from "../../../server/sms/mod.ts";
+import { BASE_ENV } from "../../helpers/server.ts";
+import { SMS_FAKE_PROVIDERS, type SmsFake, startSmsFake } from "../../helpers/sms_fakes.ts";
+
+function providerFor(fake: SmsFake, extra: Record<string, string> = {}) {
+  const { config } = readConfig({ ...BASE_ENV, ...fake.env, ...extra });
+  return createSmsProvider(config.sms, fake.provider);
+}
+
+async function sendError(p: Promise<unknown>): Promise<SmsSendError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof SmsSendError, `expected SmsSendError, got ${e}`);
+    return e;
+  }
+  assert.fail("expected the send to fail");
+}
+
+for (const name of SMS_FAKE_PROVIDERS) {
+  Deno.test(`${name}: a message reaches the gateway in its documented format`, async () => {
+    const fake = await startSmsFake(name);
+    try {
+      const p = providerFor(fake);
+      const r = await p.send({ to: "15551234567", text: "Your code is 123456" });
+      assert.ok(r.messageId.length > 0);
+      assert.deepEqual(fake.violations, []);
+      assert.equal(fake.messages.length, 1);
+      assert.equal(fake.messages[0].to, "15551234567");
+      assert.equal(fake.messages[0].text, "Your code is 123456");
+      assert.equal(fake.lastCode("+15551234567"), "123456");
+      // non-ASCII text is accepted too (Vonage needs type=unicode for it)
+      await p.send({ to: "447700900123", text: "Dein Code lautet 654321 ✓" });
+      assert.deepEqual(fake.violations, []);
+      assert.equal(fake.lastCode("447700900123"), "654321");
+    } finally {
+      await fake.close();
+    }
+  });
+
+  Deno.test(`${name}: the gateway's refusals become clear errors with its message`, async () => {
+    const fake = await startSmsFake(name);
+    try {
+      const p = providerFor(fake);
+      const msg = { to: "15551234567", text: "Your code is 123456" };
+      fake.failWith("recipient", 1);
+      const rec = await sendError(p.send(msg));
+      assert.equal(rec.status, 400);
+      assert.equal(rec.errorCode, "sms_send_failed");
+      assert.match(rec.message, new RegExp(`via ${name}: .+`));
+      fake.failWith("auth", 1);
+      const auth = await sendError(p.send(msg));
+      assert.equal(auth.status, 502);
+      assert.match(
+        auth.message,
+        /Authenticate|incorrect access_key|Invalid login details|Bad Credentials/,
+      );
+      fake.failWith("server", 1);
+      const srv = await sendError(p.send(msg));
+      assert.equal(srv.status, 502);
+      assert.equal(fake.messages.length, 0);
+      // after the failures, the next message goes out
+      await p.send(msg);
+      assert.equal(fake.messages.length, 1);
+      assert.deepEqual(fake.violations, []);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  Deno.test(`${name}: wrong credentials are refused by the fake and reported`, async () => {
+    const fake = await startSmsFake(name);
+    try {
+      const wrong: Record<string, string> = {
+        twilio: "AUTHSVC_SMS_TWILIO_AUTH_TOKEN",
+        messagebird: "AUTHSVC_SMS_MESSAGEBIRD_ACCESS_KEY",
+        textlocal: "AUTHSVC_SMS_TEXTLOCAL_API_KEY",
+        vonage: "AUTHSVC_SMS_VONAGE_API_SECRET",
+      };
+      const p = providerFor(fake, { [wrong[name]]: "not-the-secret" });
+      const e = await sendError(p.send({ to: "15551234567", text: "Your code is 1234" }));
+      assert.equal(e.status, 502);
+      assert.ok(!e.message.includes("not-the-secret"), "the secret never appears in the error");
+      assert.equal(fake.violations.length, 1);
+      assert.equal(fake.messages.length, 0);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  Deno.test(`${name}: a gateway that hangs or is down is a clear error`, async () => {
+    const fake = await startSmsFake(name);
+    try {
+      const p = providerFor(fake);
+      fake.hang();
+      const slow = await sendError(p.send({ to: "15551234567", text: "Your code is 1234" }));
+      assert.equal(slow.status, 504);
+      assert.match(slow.message, /did not answer within 1 s/);
+      fake.resume();
+      await fake.stop();
+      const down = await sendError(p.send({ to: "15551234567", text: "Your code is 1234" }));
+      assert.equal(down.status, 502);
+      assert.match(down.message, /could not be reached/);
+    } finally {
+      await fake.close();
+    }
+  });
+}
+
+Deno.test("twilio: a sender number goes as From, a messaging service SID as MessagingServiceSid", async () => {
+  const byNumber = await startSmsFake("twilio", { twilioSender: "number" });
+  const bySid = await startSmsFake("twilio");
+  try {
+    await providerFor(byNumber).send({ to: "15551234567", text: "Your code is 111111" });
+    await providerFor(bySid).send({ to: "15551234567", text: "Your code is 222222" });
+    assert.deepEqual(byNumber.violations, []);
+    assert.deepEqual(bySid.violations, []);
+    assert.equal(byNumber.messages[0].from, "+15005550006");
+    assert.match(bySid.messages[0].from, /^MG/);
+  } finally {
+    await byNumber.close();
+    await bySid.close();
+  }
+});
+
+Deno.test("an API URL with a trailing slash is joined correctly", async () => {
+  const fake = await startSmsFake("vonage");
+  try {
+    const p = providerFor(fake, { AUTHSVC_SMS_VONAGE_API_URL: `${fake.url}/` });
+    await p.send({ to: "15551234567", text: "Your code is 333333" });
+    assert.deepEqual(fake.violations, []);
+    assert.equal(fake.messages.length, 1);
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("SMS_TEMPLATE: every {{ .Code }} becomes the code", () => {
+  assert.equal(renderSmsTemplate("Your code is {{ .Code }}", "123456"), "Your code is 123456");
+  assert.equal(
+    renderSmsTemplate("{{.Code}} is your code ({{ .Code }})", "0042"),
+    "0042 is your code (0042)",
+  );
+  assert.equal(renderSmsTemplate("Code: {{ .Code }} $& $1", "9"), "Code: 9 $& $1");
+});
