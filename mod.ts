@@ -55,13 +55,7 @@ export {
   type OAuthErrorDetails,
 } from "./client/error.ts";
 export { snakeCase, SnakyHash } from "./client/snaky_hash.ts";
-export {
-  type HashHook,
-  type SerializableSnakyHashClass,
-  Serializer,
-  type SerializerStatics,
-  type ValueHook,
-} from "./client/serializer.ts";
+export { type HashHook, Serializer, type ValueHook } from "./client/serializer.ts";
 export { config, configure, type OAuth2Config } from "./client/config.ts";
 export { redact } from "./client/redact.ts";
 export { generatePkce, type Pkce } from "./client/pkce.ts";

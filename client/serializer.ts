@@ -10,27 +10,6 @@ export type ValueHook = (value: unknown) => unknown;
 /** A hook run on every hash (the top one and each nested one), in order. */
 export type HashHook = (hash: Record<string, unknown>) => Record<string, unknown>;
 
-/** The statics `Serializer.extend` adds to a `SnakyHash` class. */
-export interface SerializerStatics<T extends SnakyHash = SnakyHash> {
-  /** Serializes a hash to JSON text, running the dump hooks. */
-  dump(hash: SnakyHash | Record<string, unknown>): string;
-  /** Restores an instance of the class from JSON text, running the load hooks. */
-  load(text: string): T;
-  /** Hooks for leaf values while dumping. */
-  dumpValueHooks: ValueHook[];
-  /** Hooks for leaf values while loading. */
-  loadValueHooks: ValueHook[];
-  /** Hooks for whole hashes while dumping. */
-  dumpHashHooks: HashHook[];
-  /** Hooks for whole hashes while loading. */
-  loadHashHooks: HashHook[];
-}
-
-/** A `SnakyHash` class after `Serializer.extend`. */
-export type SerializableSnakyHashClass<K extends typeof SnakyHash = typeof SnakyHash> =
-  & K
-  & SerializerStatics<InstanceType<K>>;
-
 function walk(value: unknown, valueHooks: ValueHook[], hashHooks: HashHook[]): unknown {
   if (Array.isArray(value)) return value.map((v) => walk(v, valueHooks, hashHooks));
   if (value !== null && typeof value === "object") {
@@ -47,55 +26,63 @@ function walk(value: unknown, valueHooks: ValueHook[], hashHooks: HashHook[]): u
   return v;
 }
 
+function dump(this: typeof SnakyHash, hash: SnakyHash | Record<string, unknown>): string {
+  return JSON.stringify(walk(hash, this.dumpValueHooks, this.dumpHashHooks));
+}
+
+function load<T extends typeof SnakyHash>(this: T, text: string): InstanceType<T> {
+  if (typeof text !== "string") {
+    throw new TypeError(`load: "text" must be a string, got ${typeof text}`);
+  }
+  const parsed = JSON.parse(text);
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new TypeError(`load: "text" must hold a JSON object`);
+  }
+  const data = walk(parsed, this.loadValueHooks, this.loadHashHooks);
+  return new this(data as Record<string, unknown>) as InstanceType<T>;
+}
+
 /**
- * Adds `dump`, `load` and the four hook lists to a `SnakyHash` class. Extend
- * `SnakyHash` itself for global use or a subclass to keep its hooks apart.
+ * Adds `dump`, `load` and the four hook lists (`dumpValueHooks`,
+ * `loadValueHooks`, `dumpHashHooks`, `loadHashHooks`) to a `SnakyHash` class.
+ * Extend `SnakyHash` itself for global use (subclasses inherit it) or a
+ * subclass to give it hook lists of its own.
  *
  * @example
  * ```ts
+ * import { Serializer, SnakyHash } from "./mod.ts";
+ *
  * class Saved extends SnakyHash {}
  * Serializer.extend(Saved);
  * Saved.dumpValueHooks.push((v) => (typeof v === "string" ? v.toUpperCase() : v));
  * const text = Saved.dump(new Saved({ tokenType: "bearer" })); // '{"token_type":"BEARER"}'
- * const back = Saved.load(text);                                 // an instance of Saved
+ * const back = Saved.load(text); // an instance of Saved
+ * console.log(text, back.token_type);
  * ```
  */
 export class Serializer {
   /**
-   * Adds the serializer statics to `klass` (each class gets its own hook lists).
+   * Adds the serializer statics to `klass` (its own, empty hook lists).
+   * Extending a class twice keeps its hooks.
    *
    * @param klass `SnakyHash` or a subclass
    * @throws {TypeError} when `klass` is not `SnakyHash` or a subclass of it
    */
-  static extend<K extends typeof SnakyHash>(
-    klass: K,
-  ): asserts klass is K & SerializerStatics<InstanceType<K>> {
+  static extend(klass: typeof SnakyHash): void {
     if (
-      typeof klass !== "function" || !(klass === SnakyHash || klass.prototype instanceof SnakyHash)
+      typeof klass !== "function" ||
+      !(klass === SnakyHash || klass.prototype instanceof SnakyHash)
     ) {
       throw new TypeError(`Serializer.extend: "klass" must be SnakyHash or a subclass of it`);
     }
-    const target = klass as unknown as SerializerStatics<InstanceType<K>>;
     if (Object.hasOwn(klass, "dumpValueHooks")) return;
-    const statics: SerializerStatics<InstanceType<K>> = {
+    const statics = {
       dumpValueHooks: [],
       loadValueHooks: [],
       dumpHashHooks: [],
       loadHashHooks: [],
-      dump(hash) {
-        return JSON.stringify(walk(hash, target.dumpValueHooks, target.dumpHashHooks));
-      },
-      load(text) {
-        if (typeof text !== "string") {
-          throw new TypeError(`load: "text" must be a string, got ${typeof text}`);
-        }
-        const parsed = JSON.parse(text);
-        if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-          throw new TypeError(`load: "text" must hold a JSON object`);
-        }
-        const data = walk(parsed, target.loadValueHooks, target.loadHashHooks);
-        return new klass(data as Record<string, unknown>) as InstanceType<K>;
-      },
+      dump,
+      load,
     };
     for (const [name, value] of Object.entries(statics)) {
       Object.defineProperty(klass, name, { value, writable: true, configurable: true });

@@ -38,6 +38,28 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * ```
  */
 export class SnakyHash {
+  /**
+   * Serializes a hash to JSON text, running the dump hooks. Present after
+   * `Serializer.extend(SnakyHash)` or `Serializer.extend(ThisClass)`.
+   */
+  declare static dump: (
+    this: typeof SnakyHash,
+    hash: SnakyHash | Record<string, unknown>,
+  ) => string;
+  /**
+   * Restores an instance of the class from JSON text, running the load hooks.
+   * Present after `Serializer.extend`.
+   */
+  declare static load: <T extends typeof SnakyHash>(this: T, text: string) => InstanceType<T>;
+  /** Hooks for leaf values while dumping (after `Serializer.extend`). */
+  declare static dumpValueHooks: Array<(value: unknown) => unknown>;
+  /** Hooks for leaf values while loading (after `Serializer.extend`). */
+  declare static loadValueHooks: Array<(value: unknown) => unknown>;
+  /** Hooks for whole hashes while dumping (after `Serializer.extend`). */
+  declare static dumpHashHooks: Array<(hash: Record<string, unknown>) => Record<string, unknown>>;
+  /** Hooks for whole hashes while loading (after `Serializer.extend`). */
+  declare static loadHashHooks: Array<(hash: Record<string, unknown>) => Record<string, unknown>>;
+
   /** Values by snake_case key. */
   #data: Map<string, unknown> = new Map();
 

@@ -1,7 +1,7 @@
 /** Client: URL rules, requests, redirects, connection options, client authentication. */
 import assert from "node:assert/strict";
 import { Client, ConnectionError, OAuthError, type OAuthResponse } from "../../mod.ts";
-import { json, recordingLogger, startStub } from "./_stub.ts";
+import { json, startStub } from "./_stub.ts";
 
 const SECRET = "cl1ent-S3cret-Hx7Qp2Vn";
 
