@@ -15,8 +15,10 @@ import { Users } from "./auth/users.ts";
 import type { Logger } from "./observe/log.ts";
 import { AuditLog } from "./auth/audit.ts";
 import { Events } from "./auth/events.ts";
+import { Mfa } from "./auth/mfa.ts";
 import { OneTimeTokens } from "./auth/otp.ts";
 import { SendLimits } from "./auth/send_limits.ts";
+import { Mailer } from "./mail/mailer.ts";
 
 /** The services of one server. */
 export interface Services {
@@ -32,10 +34,14 @@ export interface Services {
   events: Events;
   /** The audit log. */
   audit: AuditLog;
+  /** MFA factors and challenges (auth/mfa.ts). */
+  mfa: Mfa;
   /** One-time tokens: e-mail links and codes, SMS codes, nonces (auth/otp.ts). */
   otp: OneTimeTokens;
   /** E-mail and SMS send limits counted in the database (auth/send_limits.ts). */
   sendLimits: SendLimits;
+  /** Renders and sends mails; `mailer.notify(kind, user, vars)` for notifications (mail/mailer.ts). */
+  mailer: Mailer;
   /** Run at shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -53,6 +59,9 @@ export async function buildServices(
   const sessions = new Sessions(db, config, jwt, users, clock);
   const events = new Events();
   const audit = new AuditLog(db, events);
+  const mfa = new Mfa(db, config, clock);
+  sessions.factorsOf = (userId, q) => mfa.factorsJson(userId, q);
+  const sendLimits = new SendLimits(db, config, clock);
   const s: Services = {
     config,
     db,
@@ -64,10 +73,13 @@ export async function buildServices(
     passwords,
     events,
     audit,
+    mfa,
     otp: new OneTimeTokens(db, config.jwt.secret, clock),
-    sendLimits: new SendLimits(db, config, clock),
+    sendLimits,
+    mailer: new Mailer(config, log, events, sendLimits, clock),
     onClose: [],
   };
   s.onClose.push(() => passwords.close());
+  s.onClose.push(() => s.mailer.close());
   return s;
 }

@@ -1,0 +1,219 @@
+/**
+ * The mailer: renders a mail of one kind (subject from MAILER_SUBJECTS_<KIND>,
+ * body from the MAILER_TEMPLATES_<KIND> URL or the built-in default) and sends
+ * it over SMTP with nodemailer, From `SMTP_SENDER_NAME <SMTP_ADMIN_EMAIL>`.
+ * Without SMTP_HOST it writes each message (recipient, subject, links) to the
+ * log instead, and says so once at start.
+ *
+ * Every mail goes through the send limits (auth/send_limits.ts): over a limit
+ * the caller gets a 429 and nothing is sent; a failed send is a 500
+ * `email_send_failed` naming the mail ("Error sending confirmation email")
+ * and does not count. A sent mail emits the `mail_sent` {kind} event.
+ *
+ * Other engineers send notification mails with
+ *
+ *   await s.mailer.notify("phone_changed", user, { OldPhone: "...", Phone: "..." });
+ *
+ * which does nothing unless MAILER_NOTIFICATIONS_<KIND>_ENABLED is on (or the
+ * user has no e-mail), and never throws: a failure is logged and `false`
+ * returned, so the change that triggered it stands.
+ */
+import { nodemailer } from "../../deps.ts";
+import { ApiError } from "../api/errors.ts";
+import type { Config, MailKind, NotificationKind } from "../config.ts";
+import type { Clock } from "../auth/clock.ts";
+import type { Events } from "../auth/events.ts";
+import type { SendLimits } from "../auth/send_limits.ts";
+import type { UserRow } from "../auth/users.ts";
+import type { Logger } from "../observe/log.ts";
+import { DEFAULT_BODIES, htmlToText, render, type TemplateVars } from "./templates.ts";
+
+export type { TemplateVars };
+
+/** One mail to send. */
+export interface MailRequest {
+  kind: MailKind;
+  to: string;
+  vars: TemplateVars;
+  /** Seconds between two mails of this kind to this address (0: none). */
+  intervalSec?: number;
+}
+
+/** A rendered message. */
+export interface RenderedMail {
+  subject: string;
+  html: string;
+  text: string;
+}
+
+interface Transport {
+  sendMail(msg: Record<string, unknown>): Promise<unknown>;
+  close?(): void;
+}
+
+const TEMPLATE_TTL_MS = 5 * 60_000;
+const TEMPLATE_RETRY_MS = 60_000;
+
+/** Human name of a kind, for error messages and logs. */
+export function kindLabel(kind: MailKind): string {
+  return kind.replace(/_notification$/, " notification").replaceAll("_", " ");
+}
+
+/** Renders and sends mails. */
+export class Mailer {
+  #transport: Transport | null;
+  #templates = new Map<string, { body: string | null; at: number }>();
+
+  constructor(
+    readonly config: Config,
+    readonly log: Logger,
+    readonly events: Events,
+    readonly limits: SendLimits,
+    readonly clock: Clock,
+  ) {
+    const smtp = config.smtp;
+    if (smtp.host) {
+      this.#transport = nodemailer.createTransport({
+        host: smtp.host,
+        port: smtp.port,
+        secure: smtp.port === 465,
+        auth: smtp.user ? { user: smtp.user, pass: smtp.pass } : undefined,
+        connectionTimeout: 10_000,
+        greetingTimeout: 10_000,
+        socketTimeout: 20_000,
+      }) as Transport;
+    } else {
+      this.#transport = null;
+      log.warn("SMTP_HOST is not set: mails are written to the log instead of being sent");
+    }
+  }
+
+  /** True when mails are only logged (no SMTP_HOST). */
+  get logOnly(): boolean {
+    return this.#transport === null;
+  }
+
+  async #template(kind: MailKind): Promise<string | null> {
+    const url = this.config.mailer.templates[kind];
+    if (!url) return null;
+    const now = this.clock.now().getTime();
+    const hit = this.#templates.get(url);
+    if (hit && now - hit.at < (hit.body === null ? TEMPLATE_RETRY_MS : TEMPLATE_TTL_MS)) {
+      return hit.body;
+    }
+    let body: string | null = null;
+    try {
+      const res = await fetch(url, {
+        signal: AbortSignal.timeout(this.config.mailer.templateTimeoutSec * 1000),
+      });
+      if (res.ok) body = await res.text();
+      else {
+        await res.body?.cancel();
+        this.log.warn("mail template unavailable, using the default", {
+          kind,
+          status: res.status,
+        });
+      }
+    } catch (e) {
+      this.log.warn("mail template unavailable, using the default", {
+        kind,
+        error: e instanceof Error ? e.message : String(e),
+      });
+    }
+    // On failure keep serving the last good body, if any.
+    if (body === null && hit?.body) body = hit.body;
+    this.#templates.set(url, { body, at: now });
+    return body;
+  }
+
+  /** Renders the subject and both parts of a mail. */
+  async render(kind: MailKind, vars: TemplateVars): Promise<RenderedMail> {
+    const custom = await this.#template(kind);
+    const subject = render(this.config.mailer.subjects[kind], vars, false);
+    if (custom !== null) {
+      const html = render(custom, vars, true);
+      return { subject, html, text: htmlToText(html) };
+    }
+    const d = DEFAULT_BODIES[kind];
+    return { subject, html: render(d.html, vars, true), text: render(d.text, vars, false) };
+  }
+
+  /**
+   * Sends one mail within the send limits. Throws 429 over a limit, 500
+   * `email_send_failed` when the mail server refuses or cannot be reached.
+   */
+  async send(req: MailRequest): Promise<void> {
+    const mail = await this.render(req.kind, req.vars);
+    const to = req.to.toLowerCase();
+    await this.limits.send(
+      { channel: "email", recipient: to, kind: req.kind, intervalSec: req.intervalSec ?? 0 },
+      async () => {
+        if (!this.#transport) {
+          this.log.info("mail not sent (SMTP_HOST unset)", {
+            kind: req.kind,
+            to,
+            subject: mail.subject,
+            links: [...mail.text.matchAll(/https?:\/\/\S+/g)].map((m) => m[0]),
+          });
+          return;
+        }
+        try {
+          await this.#transport.sendMail({
+            from: { name: this.config.smtp.senderName, address: this.config.smtp.adminEmail },
+            to,
+            subject: mail.subject,
+            text: mail.text,
+            html: mail.html,
+          });
+        } catch (e) {
+          this.log.error("mail send failed", {
+            kind: req.kind,
+            to,
+            error: e instanceof Error ? e.message : String(e),
+          });
+          throw new ApiError(
+            500,
+            "email_send_failed",
+            `Error sending ${kindLabel(req.kind)} email`,
+          );
+        }
+      },
+    );
+    this.events.emit("mail_sent", { kind: req.kind });
+  }
+
+  /**
+   * Sends the notification mail of `kind` to the user when its switch is on.
+   * Never throws; returns whether a mail went out.
+   */
+  async notify(
+    kind: NotificationKind,
+    user: Pick<UserRow, "email" | "raw_user_meta_data">,
+    vars: TemplateVars = {},
+  ): Promise<boolean> {
+    if (!this.config.mailer.notifications[kind] || !user.email) return false;
+    try {
+      await this.send({
+        kind: `${kind}_notification` as MailKind,
+        to: user.email,
+        vars: {
+          SiteURL: this.config.siteUrl,
+          Email: user.email,
+          Data: user.raw_user_meta_data ?? {},
+          ...vars,
+        },
+      });
+      return true;
+    } catch (e) {
+      this.log.warn("notification mail not sent", {
+        kind,
+        error: e instanceof Error ? e.message : String(e),
+      });
+      return false;
+    }
+  }
+
+  close(): void {
+    this.#transport?.close?.();
+  }
+}

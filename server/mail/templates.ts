@@ -1,0 +1,150 @@
+/**
+ * Mail templates: the built-in default bodies (HTML and text) of every mail
+ * kind, and the renderer of GoTrue-style variables (`{{ .ConfirmationURL }}`,
+ * `{{ .Token }}`, `{{ .TokenHash }}`, `{{ .SiteURL }}`, `{{ .Email }}`,
+ * `{{ .NewEmail }}`, `{{ .RedirectTo }}`, `{{ .Data.<key> }}`, ...). Values are
+ * HTML-escaped in HTML bodies. Unknown variables render as "".
+ */
+import type { MailKind } from "../config.ts";
+
+/** Template variables of a mail (spec 2.5; every value optional). */
+export interface TemplateVars {
+  ConfirmationURL?: string;
+  Token?: string;
+  TokenHash?: string;
+  SiteURL?: string;
+  Email?: string;
+  NewEmail?: string;
+  OldEmail?: string;
+  RedirectTo?: string;
+  Phone?: string;
+  OldPhone?: string;
+  Provider?: string;
+  FactorType?: string;
+  /** The user's user_metadata, as `{{ .Data.name }}`. */
+  Data?: Record<string, unknown>;
+}
+
+/** A built-in body: HTML and text. */
+interface DefaultBody {
+  html: string;
+  text: string;
+}
+
+const codeHtml = `<p>Alternatively, enter the code: <strong>{{ .Token }}</strong></p>`;
+const codeText = `Alternatively, enter the code: {{ .Token }}`;
+
+function linkMail(title: string, lead: string, action: string): DefaultBody {
+  return {
+    html:
+      `<h2>${title}</h2>\n<p>${lead}</p>\n<p><a href="{{ .ConfirmationURL }}">${action}</a></p>\n` +
+      codeHtml,
+    text: `${title}\n\n${lead}\n\n${action}: {{ .ConfirmationURL }}\n\n${codeText}\n`,
+  };
+}
+
+function note(title: string, body: string): DefaultBody {
+  return { html: `<h2>${title}</h2>\n<p>${body}</p>`, text: `${title}\n\n${body}\n` };
+}
+
+/** The built-in bodies, close to GoTrue's, each with the one-time code beside the link. */
+export const DEFAULT_BODIES: Record<MailKind, DefaultBody> = {
+  confirmation: linkMail(
+    "Confirm your signup",
+    "Follow this link to confirm your user:",
+    "Confirm your mail",
+  ),
+  invite: linkMail(
+    "You have been invited",
+    "You have been invited to create a user on {{ .SiteURL }}. Follow this link to accept the invite:",
+    "Accept the invite",
+  ),
+  recovery: linkMail(
+    "Reset Password",
+    "Follow this link to reset the password for your user:",
+    "Reset Password",
+  ),
+  magic_link: linkMail("Magic Link", "Follow this link to login:", "Log In"),
+  email_change: linkMail(
+    "Confirm Change of Email",
+    "Follow this link to confirm the update of your email from {{ .Email }} to {{ .NewEmail }}:",
+    "Change Email",
+  ),
+  reauthentication: {
+    html: `<h2>Confirm reauthentication</h2>\n<p>Enter the code: <strong>{{ .Token }}</strong></p>`,
+    text: `Confirm reauthentication\n\nEnter the code: {{ .Token }}\n`,
+  },
+  password_changed_notification: note(
+    "Your password has been changed",
+    "This is a confirmation that the password for your account {{ .Email }} has just been changed. If you did not make this change, please contact support.",
+  ),
+  email_changed_notification: note(
+    "Your email address has been changed",
+    "The email address for your account has been changed from {{ .OldEmail }} to {{ .Email }}. If you did not make this change, please contact support.",
+  ),
+  phone_changed_notification: note(
+    "Your phone number has been changed",
+    "The phone number for your account {{ .Email }} has been changed from {{ .OldPhone }} to {{ .Phone }}. If you did not make this change, please contact support.",
+  ),
+  identity_linked_notification: note(
+    "A new identity has been linked",
+    "A new identity ({{ .Provider }}) has been linked to your account {{ .Email }}. If you did not make this change, please contact support.",
+  ),
+  identity_unlinked_notification: note(
+    "An identity has been unlinked",
+    "An identity ({{ .Provider }}) has been unlinked from your account {{ .Email }}. If you did not make this change, please contact support.",
+  ),
+  mfa_factor_enrolled_notification: note(
+    "A new MFA factor has been enrolled",
+    "A new factor ({{ .FactorType }}) has been enrolled for your account {{ .Email }}. If you did not make this change, please contact support.",
+  ),
+  mfa_factor_unenrolled_notification: note(
+    "An MFA factor has been unenrolled",
+    "A factor ({{ .FactorType }}) has been unenrolled from your account {{ .Email }}. If you did not make this change, please contact support.",
+  ),
+};
+
+/** Escapes text for HTML content and attribute values. */
+export function escapeHtml(s: string): string {
+  return s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")
+    .replaceAll('"', "&quot;").replaceAll("'", "&#39;");
+}
+
+function lookup(vars: TemplateVars, path: string[]): string {
+  let v: unknown = vars;
+  for (const p of path) {
+    if (v === null || typeof v !== "object" || !Object.hasOwn(v, p)) return "";
+    v = (v as Record<string, unknown>)[p];
+  }
+  if (v === undefined || v === null) return "";
+  return typeof v === "object" ? JSON.stringify(v) : String(v);
+}
+
+const VAR = /\{\{-?\s*\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*-?\}\}/g;
+
+/** Renders `{{ .Name }}` variables; `html` escapes their values. */
+export function render(template: string, vars: TemplateVars, html: boolean): string {
+  return template.replace(VAR, (_m, path: string) => {
+    const v = lookup(vars, path.split("."));
+    return html ? escapeHtml(v) : v;
+  });
+}
+
+function decodeEntities(s: string): string {
+  return s.replaceAll("&quot;", '"').replaceAll("&#39;", "'").replaceAll("&lt;", "<")
+    .replaceAll("&gt;", ">").replaceAll("&amp;", "&");
+}
+
+/** A plain-text rendering of an HTML body (for the text part of custom templates). */
+export function htmlToText(html: string): string {
+  const text = html
+    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, "")
+    .replace(/<a\s[^>]*href\s*=\s*"([^"]*)"[^>]*>([\s\S]*?)<\/a>/gi, (_m, href, label) => {
+      const l = String(label).replace(/<[^>]+>/g, "").trim();
+      return l && l !== href ? `${l}: ${href}` : href;
+    })
+    .replace(/<br\s*\/?>/gi, "\n")
+    .replace(/<\/(p|div|h[1-6]|li|tr)>/gi, "\n")
+    .replace(/<[^>]+>/g, "");
+  return decodeEntities(text).replace(/[ \t]+\n/g, "\n").replace(/\n{3,}/g, "\n\n").trim() + "\n";
+}
