@@ -14,3 +14,22 @@ export { PGlite } from "@electric-sql/pglite";
 export { default as nodemailer } from "nodemailer";
 export { parse } from "dotenv";
 export { argon2Verify, bcrypt, bcryptVerify } from "hash-wasm";
+export {
+  context as otelContext,
+  diag,
+  DiagLogLevel,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+export type { Attributes, Meter, Span, Tracer } from "@opentelemetry/api";
+export { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
+export { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+export { resourceFromAttributes } from "@opentelemetry/resources";
+export type { Resource } from "@opentelemetry/resources";
+export { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
+export { OTLPTraceExporter as OTLPTraceExporterJson } from "@opentelemetry/exporter-trace-otlp-http";
+export { OTLPTraceExporter as OTLPTraceExporterProto } from "@opentelemetry/exporter-trace-otlp-proto";
+export { OTLPMetricExporter as OTLPMetricExporterJson } from "@opentelemetry/exporter-metrics-otlp-http";
+export { OTLPMetricExporter as OTLPMetricExporterProto } from "@opentelemetry/exporter-metrics-otlp-proto";

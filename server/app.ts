@@ -15,6 +15,9 @@ import { buildServices, type Services } from "./services.ts";
 import type { AppEnv } from "./api/context.ts";
 import { ApiError } from "./api/errors.ts";
 import { ROUTE_GROUPS } from "./api/routes.ts";
+import { Observability } from "./observe/observability.ts";
+import { requestObserver } from "./observe/request.ts";
+import { abuseProtection } from "./security/middleware.ts";
 
 /** A built server: a fetch handler plus its services. */
 export interface App {
@@ -56,22 +59,15 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   if (opts.migrate !== false) {
     await migrate(db, (m) => log.info(m));
   }
-  const services = await buildServices(config, db, opts.clock ?? systemClock, log);
+  const obs = new Observability(config, log);
+  const services = await buildServices(config, obs.wrapDb(db), opts.clock ?? systemClock, log);
   if (ownDb) services.onClose.unshift(() => db.close());
+  obs.attach(services.events);
+  services.onClose.unshift(() => obs.shutdown());
 
   const app = new Hono<AppEnv>();
 
-  app.use("*", async (c, next) => {
-    const inherited = config.api.requestIdHeader
-      ? c.req.header(config.api.requestIdHeader)
-      : undefined;
-    const requestId = inherited && inherited.length <= 200 ? inherited : crypto.randomUUID();
-    c.set("requestId", requestId);
-    c.set("services", services);
-    c.set("clientIp", c.env?.remoteAddr ?? "");
-    await next();
-    c.header("x-request-id", requestId);
-  });
+  app.use("*", requestObserver(services, obs));
   app.use(
     "*",
     cors({
@@ -103,6 +99,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     }),
   );
 
+  app.use("*", abuseProtection(services));
   for (const group of ROUTE_GROUPS) group(app, services);
 
   app.notFound((c) => {

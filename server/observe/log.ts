@@ -5,7 +5,22 @@
  * passwords or codes as fields: `redact` below drops known secret keys as a
  * second line of defence.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { LogLevel } from "../config.ts";
+
+/** What is known about the request being handled (see observe/request.ts). */
+export interface RequestStore {
+  requestId: string;
+  /** Extra per-request state of the observers (the request's span). */
+  [key: string]: unknown;
+}
+
+/**
+ * The request being handled, carried through every await of its handler, so
+ * each log line (and each child span) of a request finds its request id
+ * without the handler passing it around.
+ */
+export const requestStore: AsyncLocalStorage<RequestStore> = new AsyncLocalStorage<RequestStore>();
 
 const RANK: Record<LogLevel, number> = { panic: 0, fatal: 1, error: 2, warn: 3, info: 4, debug: 5 };
 
@@ -51,6 +66,9 @@ export class Logger {
       level,
       msg,
       time: new Date().toISOString(),
+      ...(requestStore.getStore()?.requestId
+        ? { request_id: requestStore.getStore()!.requestId }
+        : {}),
       ...this.fields,
       ...(redact(fields) as object),
     };

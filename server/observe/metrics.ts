@@ -1,0 +1,193 @@
+/**
+ * Metrics (METRICS_ENABLED): requests by route, method and status (count and
+ * duration), sign-ups, sign-ins by method, token refreshes, e-mails and SMS
+ * sent, audit entries, and the runtime's own (memory, event-loop lag,
+ * uptime). The domain counters come from `s.events`, so endpoints only emit.
+ *
+ * Exporters: `prometheus` serves the text format on
+ * OTEL_EXPORTER_PROMETHEUS_HOST:PORT at path `/` (this server's own listener,
+ * so port 0 works in tests); `opentelemetry` pushes over OTLP/HTTP every
+ * OTEL_METRIC_EXPORT_INTERVAL ms (default 60000).
+ */
+import {
+  type Meter,
+  MeterProvider,
+  OTLPMetricExporterJson,
+  OTLPMetricExporterProto,
+  PeriodicExportingMetricReader,
+  PrometheusExporter,
+  PrometheusSerializer,
+} from "../../deps.ts";
+import type { Config } from "../config.ts";
+import type { Events } from "../auth/events.ts";
+import { VERSION } from "../version.ts";
+import type { Logger } from "./log.ts";
+import { otelInt, otelResource, otlpOptions } from "./otel.ts";
+
+type Attrs = Record<string, string | number>;
+
+function str(v: unknown, fallback: string): string {
+  return typeof v === "string" && v ? v : fallback;
+}
+
+/** The metrics of one server. */
+export class Metrics {
+  readonly #provider: MeterProvider;
+  readonly #stop: (() => Promise<void> | void)[] = [];
+  /** Where the Prometheus text is served (`http://host:port/`), when that exporter runs. */
+  prometheusUrl = "";
+  #requests;
+  #duration;
+
+  private constructor(provider: MeterProvider, meter: Meter) {
+    this.#provider = provider;
+    this.#requests = meter.createCounter("http.server.requests", {
+      description: "HTTP requests handled, by route, method and status",
+    });
+    this.#duration = meter.createHistogram("http.server.request.duration", {
+      description: "Duration of HTTP requests, by route, method and status",
+      unit: "s",
+      advice: {
+        explicitBucketBoundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      },
+    });
+  }
+
+  /** Starts the configured exporter and subscribes to the domain events. */
+  static start(config: Config, events: Events, log: Logger): Metrics {
+    const resource = otelResource(config);
+    let m: Metrics;
+    if (config.metrics.exporter === "prometheus") {
+      const exporter = new PrometheusExporter({ preventServerStart: true });
+      const provider = new MeterProvider({ resource, readers: [exporter] });
+      m = new Metrics(provider, provider.getMeter("authsvc", VERSION));
+      m.#servePrometheus(config, exporter, log);
+    } else {
+      const o = otlpOptions(config, "metrics", log);
+      const opts = { url: o.url, headers: o.headers, timeoutMillis: o.timeoutMillis };
+      const exporter = o.protocol === "http/json"
+        ? new OTLPMetricExporterJson(opts)
+        : new OTLPMetricExporterProto(opts);
+      const interval = otelInt(config, "OTEL_METRIC_EXPORT_INTERVAL", 60000);
+      const reader = new PeriodicExportingMetricReader({
+        exporter,
+        exportIntervalMillis: interval,
+        exportTimeoutMillis: Math.min(
+          interval,
+          otelInt(config, "OTEL_METRIC_EXPORT_TIMEOUT", 30000),
+        ),
+      });
+      const provider = new MeterProvider({ resource, readers: [reader] });
+      m = new Metrics(provider, provider.getMeter("authsvc", VERSION));
+      log.info("metrics enabled", { exporter: "otlp", protocol: o.protocol, endpoint: o.url });
+    }
+    const meter = m.#provider.getMeter("authsvc", VERSION);
+    m.#observeEvents(events, meter);
+    m.#observeRuntime(meter);
+    return m;
+  }
+
+  /** Counts one handled request. */
+  recordRequest(method: string, route: string, status: number, durationSec: number): void {
+    const attrs: Attrs = {
+      "http.request.method": method,
+      "http.route": route,
+      "http.response.status_code": status,
+    };
+    this.#requests.add(1, attrs);
+    this.#duration.record(durationSec, attrs);
+  }
+
+  /** Exports what is pending and stops the exporter (and its listener). */
+  async shutdown(): Promise<void> {
+    for (const fn of this.#stop.reverse()) await fn();
+    await this.#provider.shutdown();
+  }
+
+  #observeEvents(events: Events, meter: Meter): void {
+    const signups = meter.createCounter("auth.signups", {
+      description: "Users created, by method",
+    });
+    const signins = meter.createCounter("auth.signins", {
+      description: "Sessions issued, by method",
+    });
+    const refreshes = meter.createCounter("auth.token_refreshes", {
+      description: "Refresh-token grants",
+    });
+    const mails = meter.createCounter("auth.mails_sent", { description: "E-mails sent, by kind" });
+    const sms = meter.createCounter("auth.sms_sent", { description: "SMS sent, by provider" });
+    const audit = meter.createCounter("auth.audit_entries", {
+      description: "Audit entries, by action",
+    });
+    events.on("signup", (a) => signups.add(1, { method: str(a.method, "unknown") }));
+    events.on("signin", (a) => signins.add(1, { method: str(a.method, "unknown") }));
+    events.on("token_refresh", () => refreshes.add(1));
+    events.on("mail_sent", (a) => mails.add(1, { kind: str(a.kind, "unknown") }));
+    events.on("sms_sent", (a) => sms.add(1, { provider: str(a.provider, "unknown") }));
+    events.on("audit", (a) => audit.add(1, { action: str(a.action, "unknown") }));
+  }
+
+  #observeRuntime(meter: Meter): void {
+    const started = performance.now();
+    let lagSec = 0;
+    let expected = performance.now() + 500;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      lagSec = Math.max(0, now - expected) / 1000;
+      expected = now + 500;
+    }, 500);
+    Deno.unrefTimer(timer);
+    this.#stop.push(() => clearInterval(timer));
+    meter.createObservableGauge("process.runtime.memory.rss", {
+      description: "Resident set size",
+      unit: "By",
+    }).addCallback((r) => r.observe(Deno.memoryUsage().rss));
+    meter.createObservableGauge("process.runtime.memory.heap_used", {
+      description: "JavaScript heap in use",
+      unit: "By",
+    }).addCallback((r) => r.observe(Deno.memoryUsage().heapUsed));
+    meter.createObservableGauge("process.runtime.event_loop.lag", {
+      description: "Delay of a 500 ms timer: how long the event loop was busy",
+      unit: "s",
+    }).addCallback((r) => r.observe(lagSec));
+    meter.createObservableGauge("process.uptime", {
+      description: "Seconds since this server started",
+      unit: "s",
+    }).addCallback((r) => r.observe((performance.now() - started) / 1000));
+  }
+
+  #servePrometheus(config: Config, exporter: PrometheusExporter, log: Logger): void {
+    const serializer = new PrometheusSerializer();
+    const ac = new AbortController();
+    const { prometheusHost: hostname, prometheusPort: port } = config.metrics;
+    let server: Deno.HttpServer<Deno.NetAddr>;
+    try {
+      server = Deno.serve(
+        { hostname, port, signal: ac.signal, onListen: () => {} },
+        async (req) => {
+          if (new URL(req.url).pathname !== "/") {
+            return new Response("Not found\n", { status: 404 });
+          }
+          const { resourceMetrics, errors } = await exporter.collect();
+          for (const e of errors) log.warn("metrics collection problem", { error: String(e) });
+          return new Response(serializer.serialize(resourceMetrics), {
+            headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+          });
+        },
+      );
+    } catch (e) {
+      throw new Error(
+        `cannot serve Prometheus metrics on ${hostname}:${port} (OTEL_EXPORTER_PROMETHEUS_HOST/PORT): ${
+          (e as Error).message
+        }`,
+      );
+    }
+    const shownHost = hostname.includes(":") ? `[${hostname}]` : hostname;
+    this.prometheusUrl = `http://${shownHost}:${server.addr.port}/`;
+    this.#stop.push(async () => {
+      ac.abort();
+      await server.finished;
+    });
+    log.info("metrics enabled", { exporter: "prometheus", url: this.prometheusUrl });
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The first middleware of every request: request id (generated, or inherited
+ * from REQUEST_ID_HEADER) echoed as `X-Request-Id`, the client IP, the
+ * request's async context (so every log line of the request carries its
+ * request id), its span, its metrics, and one access log line with method,
+ * parametrised route, status and duration. Never the query string: it may
+ * carry tokens.
+ */
+import type { MiddlewareHandler } from "../../deps.ts";
+import { matchedRoutes } from "hono/route";
+import type { AppEnv, Ctx } from "../api/context.ts";
+import type { Services } from "../services.ts";
+import { resolveClientIp } from "../security/client_ip.ts";
+import { type RequestStore, requestStore } from "./log.ts";
+import type { Observability } from "./observability.ts";
+import { otelRoute } from "./tracing.ts";
+import { SpanStatusCode } from "../../deps.ts";
+
+const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
+
+/** The parametrised route that answers this request (`/admin/users/{user_id}`), or "". */
+export function routeOf(c: Ctx): string {
+  const routes = matchedRoutes(c);
+  for (let i = routes.length - 1; i >= 0; i--) {
+    const r = routes[i];
+    if (r.method !== "ALL" && r.path !== "*" && r.path !== "/*") return otelRoute(r.path);
+  }
+  return "";
+}
+
+/** Builds the request observer of one server. */
+export function requestObserver(s: Services, obs: Observability): MiddlewareHandler<AppEnv> {
+  const config = s.config;
+  const log = s.log;
+  return async (c, next) => {
+    const started = performance.now();
+    const inherited = config.api.requestIdHeader
+      ? c.req.header(config.api.requestIdHeader)?.trim()
+      : undefined;
+    const requestId = inherited && REQUEST_ID.test(inherited) ? inherited : crypto.randomUUID();
+    c.set("requestId", requestId);
+    c.set("services", s);
+    const ip = resolveClientIp(config, c.req.raw.headers, c.env?.remoteAddr ?? "");
+    c.set("clientIp", ip);
+    const method = c.req.method;
+    const route = routeOf(c);
+    const store: RequestStore = { requestId };
+    const span = obs.tracing?.startRequestSpan(method, route, c.req.raw.headers);
+    if (span && obs.tracing) {
+      store.span = span;
+      store.tracer = obs.tracing.tracer;
+    }
+    try {
+      await requestStore.run(store, next);
+    } finally {
+      const status = c.res.status;
+      const durationSec = (performance.now() - started) / 1000;
+      if (span) {
+        span.setAttribute("http.route", route);
+        span.setAttribute("http.response.status_code", status);
+        span.setAttribute("http.status_code", status);
+        if (ip) span.setAttribute("client.address", ip);
+        let params: Record<string, string> = {};
+        try {
+          params = route ? c.req.param() as Record<string, string> : {};
+        } catch { /* no params */ }
+        for (const [k, v] of Object.entries(params)) span.setAttribute(`http.route.params.${k}`, v);
+        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      }
+      obs.metrics?.recordRequest(method, route || "unmatched", status, durationSec);
+      requestStore.run(store, () =>
+        log.info("request", {
+          method,
+          route: route || "unmatched",
+          status,
+          duration_ms: Math.round(durationSec * 100000) / 100,
+          remote_addr: ip,
+        }));
+      c.header("x-request-id", requestId);
+    }
+  };
+}

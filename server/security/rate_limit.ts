@@ -1,0 +1,119 @@
+/**
+ * Per-client request limits (fixed windows), keyed by the client IP or, when
+ * RATE_LIMIT_HEADER is set and the request carries it, by that header's value.
+ *
+ * Where each limit is counted (the decision, and why):
+ * - `/verify`, `/otp` + `/magiclink`, `/signup` and anonymous sign-ups are
+ *   counted in PostgreSQL (`rate_counters`), so N server processes still allow
+ *   the limit once, not N times: these endpoints create users, send mail and
+ *   SMS, or check guessable codes, which is what an attacker spreads over
+ *   replicas. One `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` per request
+ *   counts atomically, whatever the number of processes.
+ * - `/token` (RATE_LIMIT_TOKEN_REFRESH) is counted in each process: it is the
+ *   hot path (every client refreshes), its limit is generous, and a refresh
+ *   token cannot be guessed, so a database write per refresh would buy little.
+ */
+import type { Config, Rate } from "../config.ts";
+import type { Clock } from "../auth/clock.ts";
+import type { Db } from "../db/db.ts";
+import { ApiError } from "../api/errors.ts";
+
+/** The request limits, by name. */
+export type LimitName = "token" | "verify" | "otp" | "signup" | "anonymous";
+
+/** Where a limit is counted. */
+export const SHARED_LIMITS: ReadonlySet<LimitName> = new Set([
+  "verify",
+  "otp",
+  "signup",
+  "anonymous",
+]);
+
+/** The setting of each limit. */
+export function rateOf(config: Config, name: LimitName): Rate {
+  const r = config.rateLimit;
+  switch (name) {
+    case "token":
+      return r.tokenRefresh;
+    case "verify":
+      return r.verify;
+    case "otp":
+      return r.otp;
+    case "signup":
+      return r.signup;
+    case "anonymous":
+      return r.anonymousUsers;
+  }
+}
+
+/** Outcome of counting one request. */
+export interface Hit {
+  allowed: boolean;
+  /** Seconds until the current window ends. */
+  retryAfterSec: number;
+}
+
+const PRUNE_EVERY_MS = 10 * 60 * 1000;
+
+/** Counts requests against the limits; one per server. */
+export class RateLimiter {
+  readonly #local = new Map<string, { windowStart: number; count: number }>();
+  #lastPrune = 0;
+
+  constructor(readonly config: Config, readonly db: Db, readonly clock: Clock) {}
+
+  /** Counts one request of `key` against limit `name`. */
+  async hit(name: LimitName, key: string): Promise<Hit> {
+    const rate = rateOf(this.config, name);
+    const now = this.clock.now().getTime();
+    const windowMs = Math.max(1, Math.round(rate.windowSec * 1000));
+    const windowStart = Math.floor(now / windowMs) * windowMs;
+    const retryAfterSec = Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000));
+    const count = SHARED_LIMITS.has(name)
+      ? await this.#countShared(`${name}:${key}`, windowStart, now)
+      : this.#countLocal(`${name}:${key}`, windowStart, now);
+    return { allowed: count <= rate.count, retryAfterSec };
+  }
+
+  #countLocal(key: string, windowStart: number, now: number): number {
+    const cur = this.#local.get(key);
+    if (cur && cur.windowStart === windowStart) return ++cur.count;
+    this.#local.set(key, { windowStart, count: 1 });
+    if (now - this.#lastPrune > PRUNE_EVERY_MS || this.#local.size > 100_000) {
+      this.#lastPrune = now;
+      for (const [k, v] of this.#local) if (v.windowStart < windowStart) this.#local.delete(k);
+    }
+    return 1;
+  }
+
+  async #countShared(key: string, windowStart: number, now: number): Promise<number> {
+    const t = this.db.t("rate_counters");
+    const rows = await this.db.query<{ count: number }>(
+      `INSERT INTO ${t} (key, window_start, count) VALUES ($1, $2, 1)
+       ON CONFLICT (key, window_start) DO UPDATE SET count = ${t}.count + 1
+       RETURNING count::int AS count`,
+      [key, new Date(windowStart)],
+    );
+    if (now - this.#lastPrune > PRUNE_EVERY_MS) {
+      this.#lastPrune = now;
+      const longest = Math.max(
+        ...[...SHARED_LIMITS].map((n) => rateOf(this.config, n).windowSec * 1000),
+      );
+      await this.db.query(`DELETE FROM ${t} WHERE window_start < $1`, [
+        new Date(now - 2 * longest),
+      ]);
+    }
+    return rows[0]?.count ?? 1;
+  }
+}
+
+/** The 429 GoTrue answers, with Retry-After. */
+export function overRequestRateLimit(retryAfterSec: number): ApiError {
+  return new ApiError(
+    429,
+    "over_request_rate_limit",
+    `Request rate limit reached, try again in ${retryAfterSec} seconds`,
+    {},
+    { "Retry-After": String(retryAfterSec) },
+  );
+}
