@@ -33,9 +33,12 @@ export interface AccessClaims {
   [k: string]: unknown;
 }
 
+/** A key as jose takes it (its CryptoKey type comes from node:crypto's typings). */
+type Key = CryptoKey | Awaited<ReturnType<typeof jose.importJWK>>;
+
 interface VerifyKey {
   alg: string;
-  key: CryptoKey | Uint8Array;
+  key: Key;
 }
 
 function defaultAlg(jwk: JsonWebKey): string {
@@ -52,7 +55,7 @@ export class JwtService {
   private constructor(
     private readonly issuer: string,
     private readonly hsKey: CryptoKey,
-    private readonly signer: { alg: string; kid?: string; key: CryptoKey | Uint8Array },
+    private readonly signer: { alg: string; kid?: string; key: Key },
     private readonly byKid: Map<string, VerifyKey>,
     private readonly publicJwks: Record<string, unknown>[],
   ) {}
@@ -66,7 +69,7 @@ export class JwtService {
       false,
       ["sign", "verify"],
     );
-    let signer: { alg: string; kid?: string; key: CryptoKey | Uint8Array } = {
+    let signer: { alg: string; kid?: string; key: Key } = {
       alg: "HS256",
       key: hsKey,
     };

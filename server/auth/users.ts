@@ -60,6 +60,18 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/**
+ * A phone number as stored: E.164 digits without the leading "+" (spaces
+ * removed), or null when it is not an E.164 number.
+ */
+export function normalizePhone(phone: string): string | null {
+  const p = phone.replace(/\s+/g, "").replace(/^\+/, "");
+  return /^[1-9][0-9]{1,14}$/.test(p) ? p : null;
+}
+
+/** The identity providers a user created by e-mail or phone gets. */
+export type LocalProvider = "email" | "phone";
+
 /** Users and identities over one database. */
 export class Users {
   readonly table: string;
@@ -127,6 +139,64 @@ export class Users {
     return rows[0] ?? null;
   }
 
+  /**
+   * Creates a user with its `email` and/or `phone` identities (provider_id =
+   * the user id, identity_data {sub, email, email_verified, phone_verified})
+   * and app_metadata {provider, providers} merged over `fields.raw_app_meta_data`.
+   * Run it in a transaction; a duplicate address is a unique violation.
+   */
+  async createWithIdentities(
+    fields: UserFields,
+    providers: LocalProvider[],
+    q: Queryable = this.db,
+  ): Promise<UserRow> {
+    const app: Record<string, unknown> = { ...(fields.raw_app_meta_data ?? {}) };
+    if (providers.length) {
+      app.provider = providers[0];
+      app.providers = [...providers];
+    }
+    const user = await this.create({ ...fields, raw_app_meta_data: app }, q);
+    for (const provider of providers) {
+      await this.createIdentity({
+        user_id: user.id,
+        provider,
+        provider_id: user.id,
+        identity_data: localIdentityData(user, provider),
+      }, q);
+    }
+    return user;
+  }
+
+  /**
+   * Keeps the `email` / `phone` identity in step with the user row after an
+   * address or confirmation changed: creates it when missing (and adds the
+   * provider), updates identity_data otherwise.
+   */
+  async syncLocalIdentity(
+    user: UserRow,
+    provider: LocalProvider,
+    q: Queryable = this.db,
+  ): Promise<void> {
+    const data = localIdentityData(user, provider);
+    const rows = await q.query<{ id: string }>(
+      `UPDATE ${this.identities} SET identity_data = $3, email = $4, updated_at = now()
+       WHERE user_id = $1 AND provider = $2 RETURNING id`,
+      [user.id, provider, JSON.stringify(data), provider === "email" ? user.email : null],
+    );
+    if (rows.length) return;
+    await this.createIdentity(
+      { user_id: user.id, provider, provider_id: user.id, identity_data: data },
+      q,
+    );
+    await this.addProvider(user.id, provider, q);
+  }
+
+  /** Removes the user row (identities, sessions and tokens go with it). */
+  async delete(id: string, q: Queryable = this.db): Promise<boolean> {
+    const rows = await q.query(`DELETE FROM ${this.table} WHERE id = $1 RETURNING id`, [id]);
+    return rows.length > 0;
+  }
+
   async listIdentities(userId: string, q: Queryable = this.db): Promise<IdentityRow[]> {
     return await q.query<IdentityRow>(
       `SELECT * FROM ${this.identities} WHERE user_id = $1 ORDER BY created_at`,
@@ -177,6 +247,19 @@ export class Users {
       [userId, provider],
     );
   }
+}
+
+/** identity_data of an `email` or `phone` identity, as GoTrue writes it. */
+export function localIdentityData(
+  user: UserRow,
+  provider: LocalProvider,
+): Record<string, unknown> {
+  const data: Record<string, unknown> = { sub: user.id };
+  if (provider === "email") data.email = user.email ?? "";
+  else data.phone = user.phone ?? "";
+  data.email_verified = provider === "email" && !!user.email_confirmed_at;
+  data.phone_verified = provider === "phone" && !!user.phone_confirmed_at;
+  return data;
 }
 
 function jsonable(v: unknown): unknown {

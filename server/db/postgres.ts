@@ -26,6 +26,10 @@ function queryable(sql: AnySql): Queryable {
   };
 }
 
+function jsonParam(x: unknown): string {
+  return typeof x === "string" ? x : JSON.stringify(x);
+}
+
 /** Opens a pool; `maxPoolSize` 0 means "no limit of ours" (50 connections). */
 export function openPostgres(url: string, maxPoolSize: number, prefix: string): Db {
   const max = maxPoolSize > 0 ? maxPoolSize : 50;
@@ -43,6 +47,10 @@ export function openPostgres(url: string, maxPoolSize: number, prefix: string): 
         serialize: (x: number) => String(x),
         parse: (x: string) => Number(x),
       },
+      // json/jsonb parameters: text is already JSON (as PGlite takes it), so
+      // JSON.stringify(obj) is stored as the object, not as a JSON string
+      json: { to: 114, from: [114], serialize: jsonParam, parse: (x: string) => JSON.parse(x) },
+      jsonb: { to: 3802, from: [3802], serialize: jsonParam, parse: (x: string) => JSON.parse(x) },
     },
   });
   const gate = new Semaphore(max);

@@ -1,0 +1,147 @@
+/**
+ * POST /token?grant_type=...: the grant types dispatch through a per-server
+ * map, so other endpoint groups add theirs with one call (`onGrant`, e.g.
+ * `pkce`). Built in: `password` (e-mail or phone) and `refresh_token`.
+ */
+import type { Hono } from "../../deps.ts";
+import { normalizePhone, type UserRow } from "../auth/users.ts";
+import type { Services } from "../services.ts";
+import { type AppEnv, clientIp, type Ctx } from "./context.ts";
+import { ApiError, badRequest, unprocessable } from "./errors.ts";
+import { type Body, optString, readBody } from "./input.ts";
+
+/** Handles one grant type; answers with a Response (usually `c.json(tokenSet)`). */
+export type GrantHandler = (c: Ctx, body: Body, s: Services) => Promise<Response>;
+
+const grants = new WeakMap<Services, Map<string, GrantHandler>>();
+
+function grantsOf(s: Services): Map<string, GrantHandler> {
+  let g = grants.get(s);
+  if (!g) {
+    g = new Map<string, GrantHandler>([
+      ["password", passwordGrant],
+      ["refresh_token", refreshTokenGrant],
+    ]);
+    grants.set(s, g);
+  }
+  return g;
+}
+
+/**
+ * Adds a grant type to this server's /token, e.g. from your route group:
+ *
+ *   onGrant(s, "pkce", async (c, body, s) => c.json(await exchangeAuthCode(...)));
+ */
+export function onGrant(s: Services, grantType: string, handler: GrantHandler): void {
+  grantsOf(s).set(grantType, handler);
+}
+
+/**
+ * A bcrypt cost-10 hash of a password nobody knows: an unknown user's sign-in
+ * verifies against it, so it takes as long as a known user's.
+ */
+const DUMMY_HASH = "$2a$10$6o5DaM8FqRojpRcuBFQnAezOpdP63qvSKUuJNh26Ka8LLShwWfCqO";
+
+function invalidCredentials(): ApiError {
+  return new ApiError(400, "invalid_credentials", "Invalid login credentials");
+}
+
+/** The password grant: (email | phone) + password. */
+export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Response> {
+  const email = optString(body, "email", 320);
+  const phone = optString(body, "phone", 64);
+  const password = optString(body, "password", 1024);
+  if (email && phone) {
+    throw badRequest("Only an email address or phone number should be provided on login.");
+  }
+  if (!email && !phone) throw badRequest("missing email or phone");
+  if (!password) throw badRequest("password is required");
+  let user: UserRow | null;
+  if (email) {
+    if (!s.config.external.emailEnabled) {
+      throw unprocessable("Email logins are disabled", "email_provider_disabled");
+    }
+    user = await s.users.findByEmail(email);
+  } else {
+    if (!s.config.external.phoneEnabled) {
+      throw unprocessable("Phone logins are disabled", "phone_provider_disabled");
+    }
+    const p = normalizePhone(phone!);
+    user = p ? await s.users.findByPhone(p) : null;
+  }
+  const stored = user?.encrypted_password || DUMMY_HASH;
+  const ok = await s.passwords.verify(password, stored);
+  if (!user || !user.encrypted_password || !ok) throw invalidCredentials();
+  const now = s.clock.now();
+  if (user.banned_until && new Date(user.banned_until) > now) {
+    throw new ApiError(400, "user_banned", "User is banned");
+  }
+  if (email && !user.email_confirmed_at) {
+    throw new ApiError(400, "email_not_confirmed", "Email not confirmed");
+  }
+  if (!email && !user.phone_confirmed_at) {
+    throw new ApiError(400, "phone_not_confirmed", "Phone not confirmed");
+  }
+  if (s.passwords.needsRehash(user.encrypted_password)) {
+    // An imported hash (argon2, $2y$, another cost): store ours from now on.
+    const fresh = await s.passwords.hash(password);
+    user = await s.users.update(user.id, { encrypted_password: fresh }) ?? user;
+  }
+  const set = await s.sessions.issue(user, {
+    method: "password",
+    ip: clientIp(c),
+    userAgent: c.req.header("user-agent"),
+  });
+  await s.audit.record({
+    action: "login",
+    actorId: user.id,
+    actorUsername: user.email ?? user.phone ?? "",
+    logType: "account",
+    traits: { provider: email ? "email" : "phone" },
+    ip: clientIp(c),
+  });
+  s.events.emit("signin", { method: "password" });
+  return c.json(set);
+}
+
+/** The refresh_token grant: rotation and reuse detection live in Sessions.refresh. */
+export async function refreshTokenGrant(c: Ctx, body: Body, s: Services): Promise<Response> {
+  const token = optString(body, "refresh_token", 512);
+  if (!token) throw badRequest("refresh_token is required");
+  const set = await s.sessions.refresh(token);
+  const user = set.user as { id?: string; email?: string };
+  await s.audit.record({
+    action: "token_refreshed",
+    actorId: user.id,
+    actorUsername: user.email ?? "",
+    logType: "token",
+    ip: clientIp(c),
+  });
+  s.events.emit("token_refresh", {});
+  return c.json(set);
+}
+
+/** POST /token. */
+export function tokenRoutes(app: Hono<AppEnv>, s: Services): void {
+  app.post("/token", async (c) => {
+    const body = await readBody(c);
+    const grantType = c.req.query("grant_type") ??
+      (typeof body.grant_type === "string" ? body.grant_type : "");
+    const table = grantsOf(s);
+    const handler = table.get(grantType);
+    if (!handler) {
+      throw new ApiError(
+        400,
+        "unsupported_grant_type",
+        grantType
+          ? `unsupported_grant_type: grant_type "${grantType.slice(0, 64)}" is not one of ${
+            [...table.keys()].join(", ")
+          }`
+          : `unsupported_grant_type: grant_type is required (one of ${
+            [...table.keys()].join(", ")
+          })`,
+      );
+    }
+    return await handler(c, body, s);
+  });
+}

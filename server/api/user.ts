@@ -1,0 +1,160 @@
+/**
+ * GET /user and PUT /user.
+ *
+ * PUT /user runs as a list of update steps over one `UserUpdate`: every step
+ * reads the request and adds columns to `u.fields` (or work to `u.after`);
+ * after all steps ran, the columns are written in ONE update and the `after`
+ * callbacks run in order. Built in: `data` (merged into user_metadata; a null
+ * value deletes the key, as GoTrue does) and `password` (strength check,
+ * same_password, hashing; other sessions end).
+ *
+ * Other endpoint groups add steps with `onUserUpdate(s, step)` from their
+ * route registration: the e-mail change, the phone change and the
+ * reauthentication-nonce check. Registered steps run BEFORE the built-in
+ * ones, in registration order, so a nonce check can refuse a password change
+ * before anything is hashed.
+ */
+import type { Hono } from "../../deps.ts";
+import { checkPasswordStrength } from "../auth/passwords.ts";
+import type { UserFields, UserRow } from "../auth/users.ts";
+import { userToJson } from "../auth/users.ts";
+import type { Services } from "../services.ts";
+import { type AppEnv, type Caller, clientIp, type Ctx, requireUser } from "./context.ts";
+import { ApiError, unprocessable } from "./errors.ts";
+import { type Body, optObject, optString, readBody } from "./input.ts";
+
+/** One PUT /user request in progress. */
+export interface UserUpdate {
+  c: Ctx;
+  s: Services;
+  caller: Caller;
+  body: Body;
+  /** The user as loaded before any step. */
+  user: UserRow;
+  /** Columns written in one update after all steps. */
+  fields: UserFields;
+  /** `password` of the body when present (not yet checked). */
+  password?: string;
+  /** True once the built-in password step accepted a new password. */
+  passwordChanged: boolean;
+  /** Run after the row is written, in order, with the written row (mails, audit). */
+  after: ((user: UserRow) => Promise<void>)[];
+}
+
+/** A step of PUT /user; throw an ApiError to refuse the whole update. */
+export type UserUpdateStep = (u: UserUpdate) => Promise<void>;
+
+const steps = new WeakMap<Services, UserUpdateStep[]>();
+
+/**
+ * THE PLACE TO ADD PUT /user BEHAVIOUR (e-mail change, phone change,
+ * reauthentication nonce). Call it from your route group:
+ *
+ *   onUserUpdate(s, async (u) => { if (u.body.email) { ...; u.fields.email_change = ...; } });
+ */
+export function onUserUpdate(s: Services, step: UserUpdateStep): void {
+  const list = steps.get(s) ?? [];
+  list.push(step);
+  steps.set(s, list);
+}
+
+/** The user as GET /user, PUT /user and the admin API answer it. */
+export async function userResponse(s: Services, user: UserRow): Promise<Record<string, unknown>> {
+  return userToJson(user, { identities: await s.users.listIdentities(user.id) });
+}
+
+/** Merges `data` into user_metadata; null values delete keys. */
+export function mergeMetadata(
+  current: Record<string, unknown>,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
+  const out = { ...current };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}
+
+function dataStep(u: UserUpdate): Promise<void> {
+  const data = optObject(u.body, "data");
+  if (data) u.fields.raw_user_meta_data = mergeMetadata(u.user.raw_user_meta_data ?? {}, data);
+  return Promise.resolve();
+}
+
+async function passwordStep(u: UserUpdate): Promise<void> {
+  const { s, user } = u;
+  if (u.password === undefined) return;
+  if (u.password === "") throw unprocessable("password must not be empty");
+  if (user.is_anonymous && !user.email && !user.phone && !u.fields.email && !u.fields.phone) {
+    throw unprocessable(
+      "Updating password of an anonymous user without an email or phone is not allowed",
+    );
+  }
+  checkPasswordStrength(s.config, u.password);
+  if (user.encrypted_password && await s.passwords.verify(u.password, user.encrypted_password)) {
+    throw new ApiError(
+      422,
+      "same_password",
+      "New password should be different from the old password.",
+    );
+  }
+  u.fields.encrypted_password = await s.passwords.hash(u.password);
+  u.passwordChanged = true;
+  u.after.push(async (written) => {
+    // Sessions elsewhere must sign in again with the new password.
+    await s.sessions.logout(written.id, u.caller.session?.id, "others");
+    await s.audit.record({
+      action: "user_updated_password",
+      actorId: written.id,
+      actorUsername: written.email ?? written.phone ?? "",
+      logType: "user",
+      ip: clientIp(u.c),
+    });
+  });
+}
+
+/** GET /user, PUT /user. */
+export function userRoutes(app: Hono<AppEnv>, s: Services): void {
+  app.get("/user", async (c) => {
+    const { user } = await requireUser(c);
+    return c.json(await userResponse(s, user));
+  });
+
+  app.put("/user", async (c) => {
+    const caller = await requireUser(c);
+    const body = await readBody(c);
+    const u: UserUpdate = {
+      c,
+      s,
+      caller,
+      body,
+      user: caller.user,
+      fields: {},
+      password: optString(body, "password", 1024),
+      passwordChanged: false,
+      after: [],
+    };
+    for (const step of [...(steps.get(s) ?? []), dataStep, passwordStep]) await step(u);
+    let user = caller.user;
+    if (Object.keys(u.fields).length) {
+      user = await s.users.update(user.id, u.fields) ??
+        (() => {
+          throw new ApiError(404, "user_not_found", "User not found");
+        })();
+      if (!u.passwordChanged) {
+        await s.audit.record({
+          action: "user_modified",
+          actorId: user.id,
+          actorUsername: user.email ?? user.phone ?? "",
+          logType: "user",
+          ip: clientIp(c),
+        });
+      }
+    }
+    for (const fn of u.after) await fn(user);
+    // Steps may have written more (identities, one-time tokens): answer with the stored row.
+    const fresh = await s.users.findById(user.id) ?? user;
+    return c.json(await userResponse(s, fresh));
+  });
+}

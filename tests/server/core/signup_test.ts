@@ -1,0 +1,218 @@
+import assert from "node:assert/strict";
+import { postJson, startTestServer } from "../../helpers/server.ts";
+import { call, email, passwordGrant, signUpSession } from "./_util.ts";
+import { onSignup } from "../../../server/api/signup.ts";
+
+Deno.test("signup with autoconfirm on answers a session whose user has an email identity", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const address = email("Auto").toUpperCase();
+    const r = await postJson(srv, "/signup", {
+      email: address,
+      password: "secret-pw-1",
+      data: { name: "Ann" },
+      gotrue_meta_security: {},
+      code_challenge: null,
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.token_type, "bearer");
+    assert.equal(r.body.expires_in, 3600);
+    assert.equal(typeof r.body.refresh_token, "string");
+    const user = r.body.user as Record<string, unknown>;
+    assert.equal(user.email, address.toLowerCase());
+    assert.ok(user.email_confirmed_at);
+    assert.deepEqual(user.user_metadata, { name: "Ann" });
+    assert.deepEqual(user.app_metadata, { provider: "email", providers: ["email"] });
+    assert.equal(user.is_anonymous, false);
+    const ids = user.identities as Record<string, unknown>[];
+    assert.equal(ids.length, 1);
+    assert.equal(ids[0].provider, "email");
+    assert.equal(ids[0].id, user.id);
+    assert.deepEqual(ids[0].identity_data, {
+      sub: user.id,
+      email: address.toLowerCase(),
+      email_verified: true,
+      phone_verified: false,
+    });
+    // the same address again: GoTrue answers 422 user_already_exists
+    const dup = await postJson(srv, "/signup", { email: address, password: "other-pw-2" });
+    assert.equal(dup.status, 422);
+    assert.equal(dup.body.error_code, "user_already_exists");
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("signup with autoconfirm off answers the user; a known address gets a fabricated one", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "false" });
+  try {
+    const address = email("manual");
+    const r = await postJson(srv, "/signup", { email: address, password: "secret-pw-1" });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.access_token, undefined);
+    assert.equal(r.body.email, address);
+    assert.equal(r.body.email_confirmed_at, undefined);
+    const signIn = await passwordGrant(srv, { email: address, password: "secret-pw-1" });
+    assert.equal(signIn.status, 400);
+    assert.equal(signIn.body.error_code, "email_not_confirmed");
+
+    const dup = await postJson(srv, "/signup", { email: address, password: "whatever-9" });
+    assert.equal(dup.status, 200);
+    assert.notEqual(dup.body.id, r.body.id);
+    assert.deepEqual(Object.keys(dup.body).sort(), Object.keys(r.body).sort());
+    assert.equal(dup.body.email, address);
+    // the existing account was not touched: its password is still the first one
+    const row = await srv.services.users.findByEmail(address);
+    assert.ok(await srv.services.passwords.verify("secret-pw-1", row!.encrypted_password));
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("signup hooks run when autoconfirm is off; a failing hook undoes the sign-up", async () => {
+  const srv = await startTestServer({});
+  try {
+    const seen: string[] = [];
+    onSignup(srv.services, "email", async ({ user, duplicate, s }) => {
+      seen.push(`${user.email}:${duplicate}`);
+      if (user.email?.startsWith("fail")) throw new Error("mail server down");
+      return await s.users.update(user.id, { confirmation_sent_at: s.clock.now() }) ?? undefined;
+    });
+    const a = email("hook");
+    const r = await postJson(srv, "/signup", { email: a, password: "secret-pw-1" });
+    assert.equal(r.status, 200);
+    assert.ok(r.body.confirmation_sent_at);
+    const dup = await postJson(srv, "/signup", { email: a, password: "secret-pw-1" });
+    assert.equal(dup.status, 200);
+    assert.ok(dup.body.confirmation_sent_at);
+    assert.deepEqual(seen, [`${a}:false`, `${a}:true`]);
+
+    const f = email("fail");
+    const bad = await postJson(srv, "/signup", { email: f, password: "secret-pw-1" });
+    assert.equal(bad.status, 500);
+    assert.equal(await srv.services.users.findByEmail(f), null);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("phone signup stores E.164 digits; duplicates with SMS autoconfirm are 400", async () => {
+  const srv = await startTestServer({
+    AUTHSVC_EXTERNAL_PHONE_ENABLED: "true",
+    AUTHSVC_SMS_AUTOCONFIRM: "true",
+  });
+  try {
+    const r = await postJson(srv, "/signup", { phone: "+1 555 123 4567", password: "secret-pw-1" });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const user = r.body.user as Record<string, unknown>;
+    assert.equal(user.phone, "15551234567");
+    assert.ok(user.phone_confirmed_at);
+    assert.deepEqual(user.app_metadata, { provider: "phone", providers: ["phone"] });
+    const dup = await postJson(srv, "/signup", { phone: "+15551234567", password: "secret-pw-1" });
+    assert.equal(dup.status, 400);
+    assert.equal(dup.body.code, 400);
+    assert.match(String(dup.body.msg), /already registered/);
+    const signIn = await passwordGrant(srv, { phone: "+15551234567", password: "secret-pw-1" });
+    assert.equal(signIn.status, 200);
+    const bad = await postJson(srv, "/signup", { phone: "+0123", password: "secret-pw-1" });
+    assert.equal(bad.status, 422);
+    assert.match(String(bad.body.msg), /phone/);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("signup refusals: disabled sign-ups, disabled providers, weak passwords, anonymous", async () => {
+  const off = await startTestServer({
+    AUTHSVC_DISABLE_SIGNUP: "true",
+  });
+  const noEmail = await startTestServer({
+    AUTHSVC_EXTERNAL_EMAIL_ENABLED: "false",
+    AUTHSVC_PASSWORD_MIN_LENGTH: "8",
+  });
+  const strict = await startTestServer({
+    AUTHSVC_PASSWORD_MIN_LENGTH: "8",
+    AUTHSVC_PASSWORD_REQUIRED_CHARACTERS: "0123456789:abc\\:",
+    AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
+  });
+  try {
+    let r = await postJson(off, "/signup", { email: email(), password: "secret-pw-1" });
+    assert.equal(r.status, 422);
+    assert.equal(r.body.error_code, "signup_disabled");
+    r = await postJson(noEmail, "/signup", { email: email(), password: "secret-pw-1" });
+    assert.equal(r.body.error_code, "email_provider_disabled");
+    r = await postJson(noEmail, "/signup", { phone: "15551234567", password: "secret-pw-1" });
+    assert.equal(r.body.error_code, "phone_provider_disabled");
+    r = await postJson(noEmail, "/signup", {});
+    assert.equal(r.body.error_code, "anonymous_provider_disabled");
+
+    r = await postJson(strict, "/signup", { email: email(), password: "short" });
+    assert.equal(r.status, 422);
+    assert.equal(r.body.error_code, "weak_password");
+    assert.deepEqual((r.body.weak_password as { reasons: string[] }).reasons, [
+      "length",
+      "characters",
+    ]);
+    r = await postJson(strict, "/signup", { email: email(), password: "longenough1" });
+    assert.equal(r.body.error_code, "weak_password"); // no character of "abc:"
+    r = await postJson(strict, "/signup", { email: email(), password: "longenough1:" });
+    assert.equal(r.status, 200);
+    r = await postJson(strict, "/signup", { email: "not-an-address", password: "longenough1:" });
+    assert.equal(r.status, 400);
+    assert.match(String(r.body.msg), /email/);
+    r = await postJson(strict, "/signup", { email: email() });
+    assert.equal(r.status, 422);
+    assert.match(String(r.body.msg), /password/);
+    r = await postJson(strict, "/signup", { email: 42, password: "x" });
+    assert.equal(r.status, 400);
+    assert.match(String(r.body.msg), /email must be a string/);
+
+    const anon = await postJson(strict, "/signup", { data: { theme: "dark" } });
+    assert.equal(anon.status, 200);
+    const au = anon.body.user as Record<string, unknown>;
+    assert.equal(au.is_anonymous, true);
+    assert.equal(au.email, "");
+    const me = await call(strict, "GET", "/user", undefined, {
+      authorization: `Bearer ${anon.body.access_token}`,
+    });
+    assert.equal(me.status, 200);
+    assert.equal(me.body.is_anonymous, true);
+  } finally {
+    await off.close();
+    await noEmail.close();
+    await strict.close();
+  }
+});
+
+Deno.test("parallel sign-ups of one address make one user", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "false" });
+  try {
+    const a = email("race");
+    const answers = await Promise.all(
+      Array.from(
+        { length: 6 },
+        () => postJson(srv, "/signup", { email: a, password: "secret-pw-1" }),
+      ),
+    );
+    for (const r of answers) assert.equal(r.status, 200, JSON.stringify(r.body));
+    const rows = await srv.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${srv.db.t("users")} WHERE email = $1`,
+      [a],
+    );
+    assert.equal(rows[0].n, 1);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("signed-up users can sign in (helper sanity with autoconfirm)", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const a = email();
+    await signUpSession(srv, a);
+    const r = await passwordGrant(srv, { email: a, password: "secret-pw-1" });
+    assert.equal(r.status, 200);
+  } finally {
+    await srv.close();
+  }
+});

@@ -1,0 +1,186 @@
+import assert from "node:assert/strict";
+import { postJson, startTestServer } from "../../helpers/server.ts";
+import { bearer, call, email, passwordGrant, refreshGrant, signUpSession } from "./_util.ts";
+
+Deno.test("password grant: right password signs in; wrong password and unknown user answer alike", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const a = email("pw");
+    await signUpSession(srv, a);
+    const ok = await passwordGrant(srv, { email: a.toUpperCase(), password: "secret-pw-1" });
+    assert.equal(ok.status, 200);
+    assert.equal((ok.body.user as { email: string }).email, a);
+    assert.ok((ok.body.user as { last_sign_in_at?: string }).last_sign_in_at);
+    const wrong = await passwordGrant(srv, { email: a, password: "nope-nope" });
+    const unknown = await passwordGrant(srv, { email: email("ghost"), password: "nope-nope" });
+    assert.equal(wrong.status, 400);
+    assert.deepEqual(wrong.body, unknown.body);
+    assert.deepEqual(wrong.body, {
+      code: 400,
+      error_code: "invalid_credentials",
+      msg: "Invalid login credentials",
+    });
+    const missing = await passwordGrant(srv, { password: "x" });
+    assert.equal(missing.status, 400);
+    assert.match(String(missing.body.msg), /email or phone/);
+    const form = await srv.fetch("/token?grant_type=password", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ email: a, password: "secret-pw-1" }),
+    });
+    assert.equal(form.status, 200);
+    await form.body?.cancel();
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("refresh_token grant rotates; unknown grant types and bad bodies are named 4xx", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const s = await signUpSession(srv);
+    const r1 = await refreshGrant(srv, s.refresh_token);
+    assert.equal(r1.status, 200);
+    assert.notEqual(r1.body.refresh_token, s.refresh_token);
+    const r2 = await refreshGrant(srv, r1.body.refresh_token as string);
+    assert.equal(r2.status, 200);
+    const nf = await refreshGrant(srv, "not-a-token");
+    assert.equal(nf.status, 400);
+    assert.equal(nf.body.error_code, "refresh_token_not_found");
+    const empty = await postJson(srv, "/token?grant_type=refresh_token", {});
+    assert.equal(empty.status, 400);
+    assert.match(String(empty.body.msg), /refresh_token/);
+
+    const u = await postJson(srv, "/token?grant_type=magic", {});
+    assert.equal(u.status, 400);
+    assert.equal(u.body.error_code, "unsupported_grant_type");
+    assert.match(String(u.body.msg), /magic/);
+    const none = await postJson(srv, "/token", {});
+    assert.equal(none.body.error_code, "unsupported_grant_type");
+    assert.match(String(none.body.msg), /grant_type/);
+
+    const bad = await srv.fetch("/token?grant_type=password", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{not json",
+    });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).error_code, "bad_json");
+    const arr = await srv.fetch("/token?grant_type=password", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "[1,2]",
+    });
+    assert.equal(arr.status, 400);
+    await arr.body?.cancel();
+    const typed = await passwordGrant(srv, { email: ["a"], password: "x" });
+    assert.equal(typed.status, 400);
+    assert.match(String(typed.body.msg), /email must be a string/);
+    const huge = await srv.fetch("/token?grant_type=password", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "a@b.co", password: "x".repeat(2 << 20) }),
+    });
+    assert.equal(huge.status, 413);
+    assert.match((await huge.json()).msg, /larger than/);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("GET and PUT /user: metadata merge, password change, same_password, sessions", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const a = email("me");
+    const s = await signUpSession(srv, a);
+    const other = await passwordGrant(srv, { email: a, password: "secret-pw-1" });
+    const h = bearer(s.access_token);
+    const me = await call(srv, "GET", "/user", undefined, h);
+    assert.equal(me.status, 200);
+    assert.equal(me.body.email, a);
+    assert.equal((me.body.identities as unknown[]).length, 1);
+
+    let up = await call(srv, "PUT", "/user", { data: { a: 1, b: 2 } }, h);
+    assert.equal(up.status, 200);
+    up = await call(srv, "PUT", "/user", { data: { b: null, c: 3 } }, h);
+    assert.deepEqual(up.body.user_metadata, { a: 1, c: 3 });
+
+    const same = await call(srv, "PUT", "/user", { password: "secret-pw-1" }, h);
+    assert.equal(same.status, 422);
+    assert.equal(same.body.error_code, "same_password");
+    const weak = await call(srv, "PUT", "/user", { password: "x" }, h);
+    assert.equal(weak.body.error_code, "weak_password");
+    const changed = await call(srv, "PUT", "/user", { password: "new-secret-2" }, h);
+    assert.equal(changed.status, 200);
+    assert.equal((await passwordGrant(srv, { email: a, password: "secret-pw-1" })).status, 400);
+    assert.equal((await passwordGrant(srv, { email: a, password: "new-secret-2" })).status, 200);
+    // the other session ended with the password change; this one lives on
+    assert.equal((await refreshGrant(srv, other.body.refresh_token as string)).status, 400);
+    assert.equal((await refreshGrant(srv, s.refresh_token)).status, 200);
+
+    const noAuth = await call(srv, "GET", "/user");
+    assert.equal(noAuth.status, 401);
+    assert.equal(noAuth.body.error_code, "no_authorization");
+    const badJwt = await call(srv, "GET", "/user", undefined, bearer("a.b.c"));
+    assert.equal(badJwt.status, 403);
+    assert.equal(badJwt.body.error_code, "bad_jwt");
+    const badData = await call(srv, "PUT", "/user", { data: "x" }, h);
+    assert.equal(badData.status, 400);
+    assert.match(String(badData.body.msg), /data/);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("logout scopes: local, others, global", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const a = email("out");
+    const s1 = await signUpSession(srv, a);
+    const s2 = (await passwordGrant(srv, { email: a, password: "secret-pw-1" })).body;
+    const s3 = (await passwordGrant(srv, { email: a, password: "secret-pw-1" })).body;
+
+    const bad = await call(
+      srv,
+      "POST",
+      "/logout?scope=everything",
+      undefined,
+      bearer(s1.access_token),
+    );
+    assert.equal(bad.status, 400);
+    assert.match(String(bad.body.msg), /scope/);
+
+    let r = await call(srv, "POST", "/logout?scope=others", undefined, bearer(s1.access_token));
+    assert.equal(r.status, 204);
+    assert.equal((await refreshGrant(srv, s2.refresh_token as string)).status, 400);
+    assert.equal((await refreshGrant(srv, s3.refresh_token as string)).status, 400);
+    const still = await refreshGrant(srv, s1.refresh_token);
+    assert.equal(still.status, 200);
+
+    r = await call(
+      srv,
+      "POST",
+      "/logout?scope=local",
+      undefined,
+      bearer(still.body.access_token as string),
+    );
+    assert.equal(r.status, 204);
+    const gone = await call(
+      srv,
+      "GET",
+      "/user",
+      undefined,
+      bearer(still.body.access_token as string),
+    );
+    assert.equal(gone.status, 403);
+    assert.equal(gone.body.error_code, "session_not_found");
+
+    const s4 = (await passwordGrant(srv, { email: a, password: "secret-pw-1" })).body;
+    const s5 = (await passwordGrant(srv, { email: a, password: "secret-pw-1" })).body;
+    r = await call(srv, "POST", "/logout", undefined, bearer(s4.access_token as string));
+    assert.equal(r.status, 204);
+    assert.equal((await refreshGrant(srv, s5.refresh_token as string)).status, 400);
+  } finally {
+    await srv.close();
+  }
+});
