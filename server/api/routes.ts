@@ -6,7 +6,6 @@ import type { Hono } from "../../deps.ts";
 import type { Services } from "../services.ts";
 import type { AppEnv } from "./context.ts";
 import { healthRoutes } from "./health.ts";
-import { factorRoutes } from "./factors.ts";
 import { signupRoutes } from "./signup.ts";
 import { tokenRoutes } from "./token.ts";
 import { userRoutes } from "./user.ts";
@@ -17,7 +16,6 @@ export type RouteGroup = (app: Hono<AppEnv>, s: Services) => void;
 
 export const ROUTE_GROUPS: RouteGroup[] = [
   healthRoutes,
-  factorRoutes,
   signupRoutes,
   tokenRoutes,
   userRoutes,
