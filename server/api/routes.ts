@@ -6,6 +6,7 @@ import type { Hono } from "../../deps.ts";
 import type { Services } from "../services.ts";
 import type { AppEnv } from "./context.ts";
 import { healthRoutes } from "./health.ts";
+import { auditRoutes } from "./audit.ts";
 import { signupRoutes } from "./signup.ts";
 import { tokenRoutes } from "./token.ts";
 import { userRoutes } from "./user.ts";
@@ -16,6 +17,7 @@ export type RouteGroup = (app: Hono<AppEnv>, s: Services) => void;
 
 export const ROUTE_GROUPS: RouteGroup[] = [
   healthRoutes,
+  auditRoutes,
   signupRoutes,
   tokenRoutes,
   userRoutes,
