@@ -14,6 +14,7 @@ export { PGlite } from "@electric-sql/pglite";
 export { default as nodemailer } from "nodemailer";
 export { parse } from "dotenv";
 export { argon2Verify, bcrypt, bcryptVerify } from "hash-wasm";
+export { default as QRCode } from "qrcode";
 export {
   context as otelContext,
   diag,

@@ -78,6 +78,8 @@ export interface IssueOpts {
 export class Sessions {
   readonly sessions: string;
   readonly refreshTokens: string;
+  /** Lists a user's MFA factors for the user in token sets (set by buildServices). */
+  factorsOf?: (userId: string, q: Queryable) => Promise<Record<string, unknown>[] | undefined>;
   #childKey: Promise<CryptoKey>;
 
   constructor(
@@ -143,13 +145,14 @@ export class Sessions {
   ): Promise<TokenSet> {
     const { token, exp } = await this.accessToken(user, session);
     const identities = await this.users.listIdentities(user.id, q);
+    const factors = await this.factorsOf?.(user.id, q);
     return {
       access_token: token,
       token_type: "bearer",
       expires_in: this.config.jwt.exp,
       expires_at: exp,
       refresh_token: refreshToken,
-      user: userToJson(user, { identities }),
+      user: userToJson(user, { identities, factors }),
     };
   }
 
