@@ -1,0 +1,127 @@
+/** Helpers of the operations tests: fake captcha providers and small request helpers. */
+import type { TestServer } from "../../helpers/server.ts";
+
+export type Json = Record<string, unknown>;
+
+/** A unique e-mail address. */
+export function email(tag = "ops"): string {
+  return `${tag}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+}
+
+/** Sends a JSON request and returns status, parsed body and headers. */
+export async function send(
+  srv: TestServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Json; headers: Headers }> {
+  const res = await srv.fetch(path, {
+    method,
+    headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: Json = {};
+  try {
+    parsed = text ? JSON.parse(text) : {};
+  } catch {
+    parsed = { text };
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/** One siteverify call as the fake received it. */
+export interface SiteverifyCall {
+  path: string;
+  contentType: string;
+  form: Record<string, string>;
+}
+
+/** A fake captcha provider: answers success for `goodToken`, checks the documented request. */
+export interface FakeCaptcha {
+  url: string;
+  calls: SiteverifyCall[];
+  /** Problems with the requests it received (should stay empty). */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A local stand-in for hCaptcha's or Turnstile's siteverify: it requires a
+ * POST of an `application/x-www-form-urlencoded` body with `secret` (must be
+ * `secret`) and `response`, optional `remoteip`, at the provider's documented
+ * path, and answers `{"success": ..., "error-codes": [...]}` like the real one.
+ * `delayMs` makes it slow (for the timeout test).
+ */
+export function startFakeCaptcha(
+  provider: "hcaptcha" | "turnstile",
+  opts: { secret: string; goodToken: string; delayMs?: number },
+): FakeCaptcha {
+  const path = provider === "hcaptcha" ? "/siteverify" : "/turnstile/v0/siteverify";
+  const calls: SiteverifyCall[] = [];
+  const problems: string[] = [];
+  const ac = new AbortController();
+  const pending = new Set<ReturnType<typeof setTimeout>>();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {} },
+    async (req) => {
+      const u = new URL(req.url);
+      const contentType = req.headers.get("content-type") ?? "";
+      const text = await req.text();
+      const form = Object.fromEntries(new URLSearchParams(text));
+      calls.push({ path: u.pathname, contentType, form });
+      if (req.method !== "POST") problems.push(`method ${req.method}`);
+      if (u.pathname !== path) problems.push(`path ${u.pathname}`);
+      if (!contentType.startsWith("application/x-www-form-urlencoded")) {
+        problems.push(`content-type ${contentType}`);
+      }
+      for (const k of Object.keys(form)) {
+        if (!["secret", "response", "remoteip", "sitekey", "idempotency_key"].includes(k)) {
+          problems.push(`unknown field ${k}`);
+        }
+      }
+      if (opts.delayMs) {
+        await new Promise((r) => {
+          const id = setTimeout(r, opts.delayMs);
+          pending.add(id);
+        });
+      }
+      if (form.secret !== opts.secret) {
+        return Response.json({ success: false, "error-codes": ["invalid-input-secret"] });
+      }
+      if (!form.response) {
+        return Response.json({ success: false, "error-codes": ["missing-input-response"] });
+      }
+      if (form.response !== opts.goodToken) {
+        return Response.json({ success: false, "error-codes": ["invalid-input-response"] });
+      }
+      return Response.json({
+        success: true,
+        challenge_ts: new Date().toISOString(),
+        hostname: "localhost",
+      });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}${path}`,
+    calls,
+    problems,
+    async close() {
+      for (const id of pending) clearTimeout(id);
+      ac.abort();
+      await server.finished;
+    },
+  };
+}
+
+/** A clock tests can move. */
+export class TestClock {
+  constructor(public ms = Date.UTC(2026, 0, 1, 12, 0, 0)) {}
+  now(): Date {
+    return new Date(this.ms);
+  }
+  advance(sec: number): void {
+    this.ms += sec * 1000;
+  }
+}

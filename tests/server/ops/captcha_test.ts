@@ -1,0 +1,150 @@
+import assert from "node:assert/strict";
+import { startTestServer } from "../../helpers/server.ts";
+import { email, send, startFakeCaptcha } from "./_fakes.ts";
+
+const SECRET = "0x-test-captcha-secret";
+const GOOD = "P1_good-captcha-token";
+
+for (const provider of ["hcaptcha", "turnstile"] as const) {
+  Deno.test(`captcha (${provider}): sign-up needs a token the provider accepts`, async () => {
+    const fake = startFakeCaptcha(provider, { secret: SECRET, goodToken: GOOD });
+    const srv = await startTestServer({
+      AUTHSVC_MAILER_AUTOCONFIRM: "true",
+      AUTHSVC_SECURITY_CAPTCHA_ENABLED: "true",
+      AUTHSVC_SECURITY_CAPTCHA_PROVIDER: provider,
+      AUTHSVC_SECURITY_CAPTCHA_SECRET: SECRET,
+      AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: fake.url,
+    });
+    try {
+      const address = email();
+      const missing = await send(srv, "POST", "/signup", { email: address, password: "pw-123456" });
+      assert.equal(missing.status, 400);
+      assert.equal(missing.body.error_code, "captcha_failed");
+      assert.equal(fake.calls.length, 0, "no provider call without a token");
+
+      const bad = await send(srv, "POST", "/signup", {
+        email: address,
+        password: "pw-123456",
+        captcha_token: "forged",
+      });
+      assert.equal(bad.status, 400);
+      assert.equal(bad.body.error_code, "captcha_failed");
+      assert.match(String(bad.body.msg), /invalid-input-response/);
+
+      // The handler reads the body the middleware already read: sign-up works.
+      const ok = await send(srv, "POST", "/signup", {
+        email: address,
+        password: "pw-123456",
+        captcha_token: GOOD,
+      });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.equal((ok.body.user as { email: string }).email, address);
+
+      // Where @supabase/auth-js puts it.
+      const viaMeta = await send(srv, "POST", "/token?grant_type=password", {
+        email: address,
+        password: "pw-123456",
+        gotrue_meta_security: { captcha_token: GOOD },
+      });
+      assert.equal(viaMeta.status, 200, JSON.stringify(viaMeta.body));
+      assert.equal(typeof viaMeta.body.access_token, "string");
+
+      assert.deepEqual(fake.problems, []);
+      const last = fake.calls.at(-1)!;
+      assert.equal(last.form.secret, SECRET);
+      assert.equal(last.form.response, GOOD);
+      assert.equal(last.form.remoteip, "127.0.0.1");
+    } finally {
+      await srv.close();
+      await fake.close();
+    }
+  });
+}
+
+Deno.test("captcha: every protected endpoint refuses a request without a token", async () => {
+  const fake = startFakeCaptcha("hcaptcha", { secret: SECRET, goodToken: GOOD });
+  const srv = await startTestServer({
+    AUTHSVC_SECURITY_CAPTCHA_ENABLED: "true",
+    AUTHSVC_SECURITY_CAPTCHA_SECRET: SECRET,
+    AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: fake.url,
+    AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
+  });
+  try {
+    const body = { email: email(), password: "pw-123456", type: "signup" };
+    for (
+      const path of [
+        "/signup",
+        "/token?grant_type=password",
+        "/otp",
+        "/magiclink",
+        "/recover",
+        "/resend",
+      ]
+    ) {
+      const r = await send(srv, "POST", path, body);
+      assert.equal(r.status, 400, path);
+      assert.equal(r.body.error_code, "captcha_failed", path);
+    }
+    // Anonymous sign-in is a sign-up without e-mail and phone.
+    const anon = await send(srv, "POST", "/signup", { data: {} });
+    assert.equal(anon.body.error_code, "captcha_failed");
+    // Refreshing a session needs no captcha.
+    const refresh = await send(srv, "POST", "/token?grant_type=refresh_token", {
+      refresh_token: "unknown",
+    });
+    assert.notEqual(refresh.body.error_code, "captcha_failed");
+    // An admin (service_role) is not asked for one.
+    const admin = await send(srv, "POST", "/signup", { email: email(), password: "pw-123456" }, {
+      authorization: `Bearer ${await srv.serviceRoleToken()}`,
+    });
+    assert.notEqual(admin.body.error_code, "captcha_failed");
+    assert.deepEqual(fake.problems, []);
+  } finally {
+    await srv.close();
+    await fake.close();
+  }
+});
+
+Deno.test("captcha: a provider that does not answer in time refuses the request", async () => {
+  const fake = startFakeCaptcha("turnstile", { secret: SECRET, goodToken: GOOD, delayMs: 3000 });
+  const srv = await startTestServer({
+    AUTHSVC_SECURITY_CAPTCHA_ENABLED: "true",
+    AUTHSVC_SECURITY_CAPTCHA_PROVIDER: "turnstile",
+    AUTHSVC_SECURITY_CAPTCHA_SECRET: SECRET,
+    AUTHSVC_SECURITY_CAPTCHA_TIMEOUT: "1s",
+    AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: fake.url,
+  });
+  try {
+    const r = await send(srv, "POST", "/signup", {
+      email: email(),
+      password: "pw-123456",
+      captcha_token: GOOD,
+    });
+    assert.equal(r.status, 503);
+    assert.equal(r.body.error_code, "captcha_failed");
+    assert.match(String(r.body.msg), /Turnstile did not answer within 1 s/);
+    const [{ n }] = await srv.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${srv.db.t("users")}`,
+    );
+    assert.equal(n, 0, "no user was created");
+  } finally {
+    await srv.close();
+    await fake.close();
+  }
+});
+
+Deno.test("captcha: a provider that cannot be reached refuses the request", async () => {
+  const srv = await startTestServer({
+    AUTHSVC_SECURITY_CAPTCHA_ENABLED: "true",
+    AUTHSVC_SECURITY_CAPTCHA_SECRET: SECRET,
+    AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: "http://127.0.0.1:9/siteverify",
+  });
+  try {
+    const r = await send(srv, "POST", "/otp", { email: email(), captcha_token: GOOD });
+    assert.equal(r.status, 503);
+    assert.equal(r.body.error_code, "captcha_failed");
+    assert.match(String(r.body.msg), /hCaptcha could not be reached/);
+  } finally {
+    await srv.close();
+  }
+});

@@ -1,0 +1,137 @@
+import assert from "node:assert/strict";
+import { startTestServer } from "../../helpers/server.ts";
+import { email, send, TestClock } from "./_fakes.ts";
+
+Deno.test("rate limit: /verify answers 429 with Retry-After past RATE_LIMIT_VERIFY, per client", async () => {
+  const clock = new TestClock();
+  const srv = await startTestServer({
+    AUTHSVC_RATE_LIMIT_VERIFY: "3/5m",
+    AUTHSVC_SECURITY_SB_FORWARDED_FOR_ENABLED: "true",
+  }, { clock });
+  try {
+    const from = (ip: string) => ({ "authsvc-proxy-forwarded-for": ip });
+    for (let i = 0; i < 3; i++) {
+      const r = await send(
+        srv,
+        "POST",
+        "/verify",
+        { type: "signup", token: "x" },
+        from("203.0.113.7"),
+      );
+      assert.notEqual(r.status, 429);
+    }
+    const over = await send(
+      srv,
+      "GET",
+      "/verify?type=signup&token=x",
+      undefined,
+      from("203.0.113.7"),
+    );
+    assert.equal(over.status, 429);
+    assert.equal(over.body.error_code, "over_request_rate_limit");
+    const retry = Number(over.headers.get("retry-after"));
+    assert.ok(retry >= 1 && retry <= 300, `Retry-After ${retry}`);
+
+    // Another client has its own budget.
+    const other = await send(
+      srv,
+      "POST",
+      "/verify",
+      { type: "signup", token: "x" },
+      from("2001:db8::1"),
+    );
+    assert.notEqual(other.status, 429);
+
+    // A new window opens when Retry-After has passed.
+    clock.advance(retry);
+    const later = await send(
+      srv,
+      "POST",
+      "/verify",
+      { type: "signup", token: "x" },
+      from("203.0.113.7"),
+    );
+    assert.notEqual(later.status, 429);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("rate limit: /otp and /magiclink share RATE_LIMIT_OTP; /signup has RATE_LIMIT_SIGNUP", async () => {
+  const srv = await startTestServer({
+    AUTHSVC_RATE_LIMIT_OTP: "2/1h",
+    AUTHSVC_RATE_LIMIT_SIGNUP: "2/1h",
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
+  });
+  try {
+    assert.notEqual((await send(srv, "POST", "/otp", { email: email() })).status, 429);
+    assert.notEqual((await send(srv, "POST", "/magiclink", { email: email() })).status, 429);
+    const over = await send(srv, "POST", "/otp", { email: email() });
+    assert.equal(over.status, 429);
+    assert.equal(over.body.error_code, "over_request_rate_limit");
+    assert.ok(Number(over.headers.get("retry-after")) > 0);
+
+    for (let i = 0; i < 2; i++) {
+      const r = await send(srv, "POST", "/signup", { email: email(), password: "pw-123456" });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    }
+    const third = await send(srv, "POST", "/signup", { email: email(), password: "pw-123456" });
+    assert.equal(third.status, 429);
+    assert.equal(third.body.error_code, "over_request_rate_limit");
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("rate limit: anonymous sign-ins have their own limit (RATE_LIMIT_ANONYMOUS_USERS)", async () => {
+  const srv = await startTestServer({
+    AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
+    AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: "2/1h",
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
+  });
+  try {
+    for (let i = 0; i < 2; i++) {
+      const r = await send(srv, "POST", "/signup", { data: {} });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal((r.body.user as { is_anonymous: boolean }).is_anonymous, true);
+    }
+    const over = await send(srv, "POST", "/signup", { data: {} });
+    assert.equal(over.status, 429);
+    assert.equal(over.body.error_code, "over_request_rate_limit");
+    // Sign-ups with an e-mail address still work.
+    const r = await send(srv, "POST", "/signup", { email: email(), password: "pw-123456" });
+    assert.equal(r.status, 200);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("rate limit: /token is keyed by RATE_LIMIT_HEADER when set", async () => {
+  const srv = await startTestServer({
+    AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: "2/5m",
+    AUTHSVC_RATE_LIMIT_HEADER: "X-Client-Key",
+  });
+  try {
+    const grant = (key: string) =>
+      send(srv, "POST", "/token?grant_type=refresh_token", { refresh_token: "nope" }, {
+        "x-client-key": key,
+      });
+    assert.notEqual((await grant("alpha")).status, 429);
+    assert.notEqual((await grant("alpha")).status, 429);
+    const over = await grant("alpha");
+    assert.equal(over.status, 429);
+    assert.equal(over.body.error_code, "over_request_rate_limit");
+    assert.ok(over.headers.get("retry-after"));
+    // Same IP, another key: its own budget.
+    assert.notEqual((await grant("beta")).status, 429);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("rate limit: a malformed setting stops the start naming it", async () => {
+  await assert.rejects(
+    () => startTestServer({ AUTHSVC_RATE_LIMIT_VERIFY: "lots" }),
+    /AUTHSVC_RATE_LIMIT_VERIFY/,
+  );
+});
