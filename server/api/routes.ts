@@ -7,6 +7,7 @@ import type { Services } from "../services.ts";
 import type { AppEnv } from "./context.ts";
 import { healthRoutes } from "./health.ts";
 import { auditRoutes } from "./audit.ts";
+import { factorRoutes } from "./factors.ts";
 import { signupRoutes } from "./signup.ts";
 import { tokenRoutes } from "./token.ts";
 import { userRoutes } from "./user.ts";
@@ -18,6 +19,7 @@ export type RouteGroup = (app: Hono<AppEnv>, s: Services) => void;
 export const ROUTE_GROUPS: RouteGroup[] = [
   healthRoutes,
   auditRoutes,
+  factorRoutes,
   signupRoutes,
   tokenRoutes,
   userRoutes,

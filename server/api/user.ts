@@ -60,7 +60,10 @@ export function onUserUpdate(s: Services, step: UserUpdateStep): void {
 
 /** The user as GET /user, PUT /user and the admin API answer it. */
 export async function userResponse(s: Services, user: UserRow): Promise<Record<string, unknown>> {
-  return userToJson(user, { identities: await s.users.listIdentities(user.id) });
+  return userToJson(user, {
+    identities: await s.users.listIdentities(user.id),
+    factors: await s.mfa.factorsJson(user.id),
+  });
 }
 
 /** Merges `data` into user_metadata; null values delete keys. */

@@ -1,0 +1,267 @@
+/**
+ * The admin users API (spec 4 and what @supabase/auth-js's GoTrueAdminApi
+ * calls): list (paged), create, get, update, delete, and the spec's
+ * `POST /admin/users/<id>` (creates the user with that id, or updates it when
+ * it exists). Every call needs a role claim listed in JWT_ADMIN_ROLES.
+ */
+import type { Hono } from "../../deps.ts";
+import { isUniqueViolation, type Queryable } from "../db/db.ts";
+import type { IdentityRow, LocalProvider, UserRow } from "../auth/users.ts";
+import { userToJson } from "../auth/users.ts";
+import type { Services } from "../services.ts";
+import { type AppEnv, clientIp, type Ctx, requireAdmin } from "./context.ts";
+import { ApiError, badRequest, unprocessable } from "./errors.ts";
+import { optBool, readBody, uuidParam } from "./input.ts";
+import { adminUpdateFields, type AdminUserParams, parseAdminUser } from "./admin_input.ts";
+import { userResponse } from "./user.ts";
+
+function notFound(): ApiError {
+  return new ApiError(404, "user_not_found", "User not found");
+}
+
+/** Which unique index a violation hit, as GoTrue's error. */
+function conflict(e: unknown): ApiError {
+  const text = `${(e as { constraint_name?: string }).constraint_name ?? ""} ${
+    (e as Error).message ?? ""
+  } ${(e as { detail?: string }).detail ?? ""}`;
+  if (/email/.test(text)) {
+    return unprocessable(
+      "A user with this email address has already been registered",
+      "email_exists",
+    );
+  }
+  if (/phone/.test(text)) {
+    return unprocessable(
+      "A user with this phone number has already been registered",
+      "phone_exists",
+    );
+  }
+  return unprocessable("A user with this id already exists", "user_already_exists");
+}
+
+async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: string) {
+  if (!p.email && !p.phone) {
+    throw unprocessable(
+      "Cannot create a user without either an email or phone: email or phone is required",
+    );
+  }
+  if (p.email && await s.users.findByEmail(p.email)) throw conflict(new Error("email"));
+  if (p.phone && await s.users.findByPhone(p.phone)) throw conflict(new Error("phone"));
+  const hash = p.passwordHash ?? (p.password ? await s.passwords.hash(p.password) : undefined);
+  const now = s.clock.now();
+  const providers: LocalProvider[] = [];
+  if (p.email) providers.push("email");
+  if (p.phone) providers.push("phone");
+  let user: UserRow;
+  try {
+    user = await s.db.transaction((tx) =>
+      s.users.createWithIdentities(
+        {
+          id: p.id,
+          aud: s.config.jwt.aud,
+          role: p.role || s.config.jwt.defaultGroupName || "authenticated",
+          email: p.email,
+          phone: p.phone,
+          encrypted_password: hash,
+          email_confirmed_at: p.email && p.emailConfirm ? now : undefined,
+          phone_confirmed_at: p.phone && p.phoneConfirm ? now : undefined,
+          raw_user_meta_data: p.userMetadata ?? {},
+          raw_app_meta_data: p.appMetadata ?? {},
+          banned_until: p.bannedUntil ?? undefined,
+        },
+        providers,
+        tx,
+      )
+    );
+  } catch (e) {
+    if (isUniqueViolation(e)) throw conflict(e);
+    throw e;
+  }
+  await s.audit.record({
+    action: "user_signedup",
+    actorId: actor,
+    logType: "team",
+    traits: { user_id: user.id, user_email: user.email ?? "", user_phone: user.phone ?? "" },
+    ip: clientIp(c),
+  });
+  s.events.emit("signup", { method: "admin" });
+  return c.json(await userResponse(s, user));
+}
+
+async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams, actor: string) {
+  const now = s.clock.now();
+  const hash = p.passwordHash ?? (p.password ? await s.passwords.hash(p.password) : undefined);
+  const fields = adminUpdateFields(user, p, hash, now);
+  let updated = user;
+  if (Object.keys(fields).length) {
+    try {
+      updated = await s.db.transaction(async (tx) => {
+        const u = await s.users.update(user.id, fields, tx);
+        if (!u) throw notFound();
+        if (u.email && (fields.email !== undefined || fields.email_confirmed_at)) {
+          await s.users.syncLocalIdentity(u, "email", tx);
+        }
+        if (u.phone && (fields.phone !== undefined || fields.phone_confirmed_at)) {
+          await s.users.syncLocalIdentity(u, "phone", tx);
+        }
+        return await s.users.findById(u.id, tx) ?? u;
+      });
+    } catch (e) {
+      if (isUniqueViolation(e)) throw conflict(e);
+      throw e;
+    }
+    if (fields.encrypted_password !== undefined) {
+      // A new password set by an admin ends the user's sessions, as a user's own change does.
+      await s.sessions.logout(user.id, undefined, "global");
+    }
+    await s.audit.record({
+      action: "user_modified",
+      actorId: actor,
+      logType: "user",
+      traits: {
+        user_id: user.id,
+        user_email: updated.email ?? "",
+        user_phone: updated.phone ?? "",
+      },
+      ip: clientIp(c),
+    });
+  }
+  return c.json(await userResponse(s, updated));
+}
+
+async function identitiesOf(
+  q: Queryable,
+  table: string,
+  ids: string[],
+): Promise<Map<string, IdentityRow[]>> {
+  const out = new Map<string, IdentityRow[]>();
+  if (!ids.length) return out;
+  const rows = await q.query<IdentityRow>(
+    `SELECT * FROM ${table} WHERE user_id IN (${
+      ids.map((_, i) => `$${i + 1}::uuid`).join(", ")
+    }) ORDER BY created_at`,
+    ids,
+  );
+  for (const r of rows) out.set(r.user_id, [...(out.get(r.user_id) ?? []), r]);
+  return out;
+}
+
+function positiveInt(c: Ctx, name: string, def: number, max: number): number {
+  const v = c.req.query(name);
+  if (v === undefined || v === "") return def;
+  if (!/^\d+$/.test(v) || Number(v) < 1) {
+    throw badRequest(`Bad Pagination Parameters: ${name} must be a positive integer`);
+  }
+  return Math.min(Number(v), max);
+}
+
+async function listUsers(c: Ctx, s: Services) {
+  const page = positiveInt(c, "page", 1, 1_000_000);
+  const perPage = positiveInt(c, "per_page", 50, 1000);
+  const filter = (c.req.query("filter") ?? "").trim().slice(0, 255);
+  const t = s.users.table;
+  const like = `%${filter.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+  const where =
+    `deleted_at IS NULL AND ($1 = '' OR email ILIKE $2 OR raw_user_meta_data->>'full_name' ILIKE $2)`;
+  const [{ n }] = await s.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${t} WHERE ${where}`,
+    [filter, like],
+  );
+  const users = await s.db.query<UserRow>(
+    `SELECT * FROM ${t} WHERE ${where} ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+    [filter, like, perPage, (page - 1) * perPage],
+  );
+  const ids = await identitiesOf(s.db, s.users.identities, users.map((u) => u.id));
+  const lastPage = Math.max(1, Math.ceil(n / perPage));
+  const base = `${s.config.api.externalUrl}/admin/users`;
+  const link = (p: number, rel: string) =>
+    `<${base}?page=${p}&per_page=${perPage}${
+      filter ? `&filter=${encodeURIComponent(filter)}` : ""
+    }>; rel="${rel}"`;
+  const links: string[] = [];
+  if (page < lastPage) links.push(link(page + 1, "next"));
+  links.push(link(lastPage, "last"));
+  c.header("X-Total-Count", String(n));
+  c.header("Link", links.join(", "));
+  return c.json({
+    users: users.map((u) => userToJson(u, { identities: ids.get(u.id) ?? [] })),
+    aud: s.config.jwt.aud,
+  });
+}
+
+async function deleteUser(c: Ctx, s: Services, id: string, actor: string) {
+  const body = await readBody(c);
+  const soft = optBool(body, "should_soft_delete") ?? false;
+  const user = await s.users.findById(id);
+  if (!user) throw notFound();
+  if (soft) {
+    // The row stays (audit, foreign keys); the addresses become free again.
+    await s.db.transaction(async (tx) => {
+      await tx.query(
+        `UPDATE ${s.users.table} SET deleted_at = $2, updated_at = $2 WHERE id = $1`,
+        [id, s.clock.now()],
+      );
+      await tx.query(`DELETE FROM ${s.users.identities} WHERE user_id = $1`, [id]);
+      await tx.query(`DELETE FROM ${s.db.t("sessions")} WHERE user_id = $1`, [id]);
+    });
+  } else {
+    await s.users.delete(id);
+  }
+  await s.audit.record({
+    action: "user_deleted",
+    actorId: actor,
+    logType: "team",
+    traits: { user_id: id, user_email: user.email ?? "", user_phone: user.phone ?? "", soft },
+    ip: clientIp(c),
+  });
+  return c.json({});
+}
+
+/** The admin users endpoints. */
+export function adminRoutes(app: Hono<AppEnv>, s: Services): void {
+  const actorOf = (claims: { sub?: unknown }) => typeof claims.sub === "string" ? claims.sub : "";
+
+  app.get("/admin/users", async (c) => {
+    await requireAdmin(c);
+    return await listUsers(c, s);
+  });
+
+  app.post("/admin/users", async (c) => {
+    const claims = await requireAdmin(c);
+    const p = parseAdminUser(await readBody(c), s.config, s.clock.now());
+    if (p.id && await s.users.findById(p.id)) throw conflict(new Error("id"));
+    return await createUser(c, s, p, actorOf(claims));
+  });
+
+  app.get("/admin/users/:user_id", async (c) => {
+    await requireAdmin(c);
+    const user = await s.users.findById(uuidParam(c, "user_id"));
+    if (!user) throw notFound();
+    return c.json(await userResponse(s, user));
+  });
+
+  app.put("/admin/users/:user_id", async (c) => {
+    const claims = await requireAdmin(c);
+    const id = uuidParam(c, "user_id");
+    const p = parseAdminUser(await readBody(c), s.config, s.clock.now());
+    const user = await s.users.findById(id);
+    if (!user) throw notFound();
+    return await updateUser(c, s, user, p, actorOf(claims));
+  });
+
+  // Spec 4: POST creates the user with that id; when it exists, it is updated.
+  app.post("/admin/users/:user_id", async (c) => {
+    const claims = await requireAdmin(c);
+    const id = uuidParam(c, "user_id");
+    const p = parseAdminUser(await readBody(c), s.config, s.clock.now());
+    if (p.id && p.id !== id) throw badRequest("id in the body must match user_id of the path");
+    const user = await s.users.findById(id);
+    if (user) return await updateUser(c, s, user, p, actorOf(claims));
+    return await createUser(c, s, { ...p, id }, actorOf(claims));
+  });
+
+  app.delete("/admin/users/:user_id", async (c) => {
+    const claims = await requireAdmin(c);
+    return await deleteUser(c, s, uuidParam(c, "user_id"), actorOf(claims));
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * The body of the admin user endpoints (spec 4): parsed and validated into
+ * the user columns it sets. Every problem is a 4xx naming the field.
+ */
+import type { Config } from "../config.ts";
+import { checkPasswordStrength } from "../auth/passwords.ts";
+import { normalizePhone, type UserFields, type UserRow } from "../auth/users.ts";
+import { parseDurationMs } from "../util/duration.ts";
+import { mergeMetadata } from "./user.ts";
+import { badRequest, unprocessable } from "./errors.ts";
+import { type Body, checkEmail, isUuid, optBool, optObject, optString } from "./input.ts";
+
+/** The admin body, checked. */
+export interface AdminUserParams {
+  id?: string;
+  email?: string;
+  phone?: string;
+  password?: string;
+  passwordHash?: string;
+  emailConfirm?: boolean;
+  phoneConfirm?: boolean;
+  userMetadata?: Record<string, unknown>;
+  appMetadata?: Record<string, unknown>;
+  role?: string;
+  /** undefined: unchanged; null: unban; a Date: banned until then. */
+  bannedUntil?: Date | null;
+}
+
+const HASH =
+  /^(\$2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}|\$argon2(id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+)$/;
+
+/** Parses and validates the admin user body. */
+export function parseAdminUser(body: Body, config: Config, now: Date): AdminUserParams {
+  const p: AdminUserParams = {};
+  const id = optString(body, "id", 64);
+  if (id !== undefined) {
+    if (!isUuid(id)) throw badRequest("id must be a UUID");
+    p.id = id.toLowerCase();
+  }
+  const email = optString(body, "email", 320);
+  if (email) p.email = checkEmail(email);
+  const phone = optString(body, "phone", 64);
+  if (phone) {
+    const n = normalizePhone(phone);
+    if (!n) throw unprocessable("Invalid phone number format (E.164 required): phone");
+    p.phone = n;
+  }
+  p.password = optString(body, "password", 1024) || undefined;
+  const hash = optString(body, "password_hash", 1024);
+  if (hash) {
+    if (p.password) throw badRequest("Only a password or a password_hash should be provided");
+    if (!HASH.test(hash)) {
+      throw badRequest("password_hash must be a bcrypt ($2a$, $2b$, $2y$) or argon2 hash");
+    }
+    p.passwordHash = hash;
+  }
+  if (p.password !== undefined) checkPasswordStrength(config, p.password);
+  p.emailConfirm = optBool(body, "email_confirm");
+  p.phoneConfirm = optBool(body, "phone_confirm");
+  p.userMetadata = optObject(body, "user_metadata");
+  p.appMetadata = optObject(body, "app_metadata");
+  const role = optString(body, "role", 255);
+  if (role) p.role = role.trim();
+  const ban = optString(body, "ban_duration", 64);
+  if (ban) {
+    if (ban === "none") p.bannedUntil = null;
+    else {
+      const ms = parseDurationMs(ban);
+      if (ms === null || ms < 0 || !/[a-zµ]$/.test(ban.trim())) {
+        throw badRequest(
+          `ban_duration must be a duration like 24h, 30m or 1h30m (units ns, us, ms, s, m, h) or "none"`,
+        );
+      }
+      p.bannedUntil = new Date(now.getTime() + ms);
+    }
+  }
+  return p;
+}
+
+/** The columns an update with these params writes to `user`. */
+export function adminUpdateFields(
+  user: UserRow,
+  p: AdminUserParams,
+  hash: string | undefined,
+  now: Date,
+): UserFields {
+  const f: UserFields = {};
+  if (p.role !== undefined) f.role = p.role;
+  if (p.email !== undefined && p.email !== user.email) f.email = p.email;
+  if (p.phone !== undefined && p.phone !== user.phone) f.phone = p.phone;
+  if (p.emailConfirm && !user.email_confirmed_at && (p.email ?? user.email)) {
+    f.email_confirmed_at = now;
+  }
+  if (p.phoneConfirm && !user.phone_confirmed_at && (p.phone ?? user.phone)) {
+    f.phone_confirmed_at = now;
+  }
+  if (hash !== undefined) f.encrypted_password = hash;
+  if (p.userMetadata) {
+    f.raw_user_meta_data = mergeMetadata(user.raw_user_meta_data ?? {}, p.userMetadata);
+  }
+  if (p.appMetadata) {
+    const { provider: _p, providers: _ps, ...rest } = p.appMetadata;
+    f.raw_app_meta_data = mergeMetadata(user.raw_app_meta_data ?? {}, rest);
+  }
+  if (p.bannedUntil !== undefined) f.banned_until = p.bannedUntil;
+  return f;
+}
