@@ -1,0 +1,51 @@
+/**
+ * The baselines that bound the server's endpoints on this machine, each run
+ * as its own process like the server itself:
+ *
+ *   deno run -A bench/baseline_server.ts bare
+ *     a bare Deno.serve handler answering a small JSON object;
+ *   deno run -A bench/baseline_server.ts query <postgres-url> <table>
+ *     a handler doing one indexed query (primary-key lookup of a uuid, the
+ *     lookup GET /user starts with) through postgres.js, with the server's
+ *     pool settings, answering the row as JSON.
+ *
+ * Prints `listening on http://127.0.0.1:<port>` once ready.
+ */
+import postgres from "postgres";
+
+const [mode, url, table] = Deno.args;
+
+function listen(handler: (req: Request) => Response | Promise<Response>): void {
+  const ac = new AbortController();
+  Deno.addSignalListener("SIGTERM", () => ac.abort());
+  Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    signal: ac.signal,
+    onListen: ({ port }) => console.log(`listening on http://127.0.0.1:${port}`),
+  }, handler);
+}
+
+if (mode === "bare") {
+  listen(() => Response.json({ id: "6b1c3a52-0d8e-4a55-9d36-3f0e2b7c9a11", ok: true }));
+} else if (mode === "query") {
+  if (!url || !/^[a-z0-9_]+$/.test(table ?? "")) {
+    console.error("usage: baseline_server.ts query <postgres-url> <table>");
+    Deno.exit(2);
+  }
+  // The server's settings (server/db/postgres.ts): 50 connections, prepared statements.
+  const sql = postgres(url, { max: 50, prepare: true, onnotice: () => {} });
+  const ids = (await sql.unsafe(`SELECT id FROM ${table}`)).map((r) => r.id as string);
+  if (!ids.length) throw new Error(`${table} is empty`);
+  const text = `SELECT id, email, created_at FROM ${table} WHERE id = $1`;
+  let i = 0;
+  Deno.addSignalListener("SIGTERM", () => sql.end({ timeout: 1 }));
+  listen(async () => {
+    const id = ids[i++ % ids.length];
+    const rows = await sql.unsafe(text, [id], { prepare: true });
+    return Response.json(rows[0]);
+  });
+} else {
+  console.error("usage: baseline_server.ts bare | query <postgres-url> <table>");
+  Deno.exit(2);
+}

@@ -1,0 +1,48 @@
+/** Starts bench/baseline_server.ts as its own process and waits for its address. */
+
+/** A running baseline process. */
+export interface Baseline {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Spawns `deno run -A bench/baseline_server.ts <args>`. */
+export async function startBaseline(args: string[]): Promise<Baseline> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./baseline_server.ts", import.meta.url).pathname, ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  let url = "";
+  while (!url) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`baseline ${args[0]} exited before listening: ${seen}`);
+    seen += value;
+    url = /listening on (http:\/\/\S+)/.exec(seen)?.[1] ?? "";
+  }
+  // keep draining so the child never blocks on a full pipe
+  const drained = (async () => {
+    try {
+      while (!(await reader.read()).done) { /* discard */ }
+    } catch { /* closed */ }
+  })();
+  return {
+    url,
+    async stop() {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* gone */ }
+      const t = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* gone */ }
+      }, 5000);
+      await child.status;
+      clearTimeout(t);
+      await drained;
+    },
+  };
+}

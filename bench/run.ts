@@ -1,0 +1,324 @@
+/**
+ * `deno task bench`: measures the server's hot endpoints against the
+ * baselines that bound them on this machine, in one run of a few minutes.
+ *
+ *   deno task bench             # full run (about 3 minutes), writes bench/results/latest.json
+ *   deno task bench --record    # also writes bench/results/<date>.json (commit that one)
+ *   deno task bench --quick     # 3-second runs, to check the harness
+ *   deno task bench --profile   # the server runs with --cpu-prof (profile in bench/results/prof/)
+ *
+ * See bench/README.md for what each figure means and the recorded numbers.
+ */
+import postgres from "postgres";
+import { ensureWrk, runWrk, type WrkResult } from "./wrk.ts";
+import { type BcryptTiming, measureBcryptVerify } from "./bcrypt.ts";
+import { startBaseline } from "./baselines.ts";
+import {
+  postgresUrl,
+  randomNamespace,
+  startServerProcess,
+} from "../tests/helpers/bench_process.ts";
+import { createFixtures } from "./fixtures.ts";
+import { machineInfo } from "./machine.ts";
+
+const flags = new Set(Deno.args);
+const QUICK = flags.has("--quick");
+const DURATION = QUICK ? 3 : 10;
+const WARMUP = QUICK ? 1 : 2;
+const CONNECTIONS = 32;
+const PASSWORD_CONNECTIONS = 8;
+const MIXED_USER_CONNECTIONS = 4;
+const MIXED_USER_DELAY_MS = 10;
+const DB_URL = Deno.env.get("BENCH_DATABASE_URL") || postgresUrl();
+const RESULTS = new URL("./results/", import.meta.url);
+
+const started = Date.now();
+const log = (msg: string) =>
+  console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${msg}`);
+
+/** One wrk run after a short warm-up at the same settings. */
+async function measure(opts: Parameters<typeof runWrk>[0], warm = true): Promise<WrkResult> {
+  if (warm) await runWrk({ ...opts, durationSec: WARMUP });
+  const r = await runWrk({ ...opts, durationSec: opts.durationSec ?? DURATION });
+  log(
+    `${r.name.padEnd(26)} ${
+      String(r.rps).padStart(9)
+    } req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms  ${JSON.stringify(r.statuses)}`,
+  );
+  return r;
+}
+
+const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1000) / 1000 : null);
+
+async function main(): Promise<number> {
+  const machine = await machineInfo();
+  log(
+    `machine: ${machine.cores} cores, ${machine.memoryGiB} GiB, Deno ${machine.deno}, load ${
+      machine.loadavg.join(" ")
+    }`,
+  );
+  await ensureWrk();
+
+  // 1. bcrypt on one core, while nothing else of ours runs.
+  const bcrypt: BcryptTiming = await measureBcryptVerify(QUICK ? 5 : 15);
+  const bcryptCeiling = Math.round((machine.cores * 1000 / bcrypt.medianMs) * 10) / 10;
+  log(`bcrypt cost 10 verify: ${bcrypt.medianMs} ms median (ceiling ${bcryptCeiling} verifies/s)`);
+
+  const sql = postgres(DB_URL, { max: 2, onnotice: () => {} });
+  const ns = randomNamespace("bench");
+  const baselineTable = `${ns}_baseline`;
+  const results: Record<string, WrkResult | null> = {};
+  const notes: string[] = [];
+  let clientBench: unknown = null;
+  try {
+    // 2. Baselines.
+    await sql.unsafe(
+      `CREATE TABLE ${baselineTable} (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), email text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    await sql.unsafe(
+      `INSERT INTO ${baselineTable} (email) SELECT 'user' || g || '@bench.example.com' FROM generate_series(1, 10000) g`,
+    );
+    await sql.unsafe(`ANALYZE ${baselineTable}`);
+    for (
+      const [name, args] of [["baseline_bare", ["bare"]], ["baseline_one_query", [
+        "query",
+        DB_URL,
+        baselineTable,
+      ]]] as const
+    ) {
+      const b = await startBaseline([...args]);
+      try {
+        results[name] = await measure({
+          name,
+          url: `${b.url}/`,
+          script: "get",
+          connections: CONNECTIONS,
+          durationSec: DURATION,
+        });
+      } finally {
+        await b.stop();
+      }
+    }
+
+    // 3. The server, as a separate process on PostgreSQL.
+    const profDir = new URL("./prof/", RESULTS);
+    if (flags.has("--profile")) await Deno.mkdir(profDir, { recursive: true });
+    const srv = await startServerProcess({
+      DATABASE_URL: DB_URL,
+      AUTHSVC_DB_NAMESPACE: ns,
+      AUTHSVC_MAILER_AUTOCONFIRM: "true",
+      // Per-IP limits would stop a load generator on 127.0.0.1 within a second.
+      AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: "1000000000/1h",
+      AUTHSVC_RATE_LIMIT_SIGNUP: "1000000000/1h",
+      AUTHSVC_RATE_LIMIT_EMAIL_SENT: "1000000000/1h",
+      AUTHSVC_RATE_LIMIT_VERIFY: "1000000000/1h",
+      AUTHSVC_RATE_LIMIT_OTP: "1000000000/1h",
+      LOG_LEVEL: "error",
+    }, {
+      denoFlags: flags.has("--profile") ? ["--cpu-prof", `--cpu-prof-dir=${profDir.pathname}`] : [],
+    });
+    try {
+      log(`server process ${srv.pid} at ${srv.url}, namespace ${ns}`);
+      const fx = await createFixtures(srv.url, { users: 16, refreshPool: CONNECTIONS * 4 });
+      notes.push(...fx.notes);
+      const dir = await Deno.makeTempDir({ prefix: "authsvc-bench-" });
+      const usersFile = `${dir}/users.txt`;
+      const poolFile = `${dir}/refresh.txt`;
+      await Deno.writeTextFile(usersFile, fx.emails.join("\n") + "\n");
+      await Deno.writeTextFile(poolFile, fx.refreshTokens.join("\n") + "\n");
+
+      results.get_user = fx.accessToken
+        ? await measure({
+          name: "get_user",
+          url: `${srv.url}/user`,
+          script: "getWithToken",
+          args: [fx.accessToken, "0"],
+          connections: CONNECTIONS,
+          durationSec: DURATION,
+        })
+        : null;
+      // No warm-up: it would use up the pool's tokens before the measured run starts
+      // (the JIT is warm from get_user and the fixtures).
+      results.refresh_token = fx.refreshTokens.length >= CONNECTIONS
+        ? await measure({
+          name: "refresh_token_grant",
+          url: `${srv.url}/`,
+          script: "refresh",
+          args: [poolFile],
+          connections: CONNECTIONS,
+          durationSec: DURATION,
+        }, false)
+        : null;
+      results.password = fx.emails.length
+        ? await measure({
+          name: "password_grant",
+          url: `${srv.url}/`,
+          script: "password",
+          args: [usersFile, fx.password, "0"],
+          connections: PASSWORD_CONNECTIONS,
+          durationSec: DURATION,
+          timeoutSec: 30,
+        })
+        : null;
+      results.signup = fx.signupWorks
+        ? await measure({
+          name: "signup_autoconfirm",
+          url: `${srv.url}/`,
+          script: "signup",
+          args: [ns, fx.password],
+          connections: PASSWORD_CONNECTIONS,
+          durationSec: DURATION,
+          timeoutSec: 30,
+        })
+        : null;
+
+      // 4. GET /user latency while the password grant saturates the CPUs.
+      if (fx.accessToken && fx.emails.length) {
+        const [pw, user] = await Promise.all([
+          runWrk({
+            name: "mixed_password_grant",
+            url: `${srv.url}/`,
+            script: "password",
+            args: [usersFile, fx.password, "0"],
+            connections: PASSWORD_CONNECTIONS,
+            durationSec: DURATION + 2,
+            timeoutSec: 30,
+          }),
+          (async () => {
+            await new Promise((r) => setTimeout(r, 1000)); // let bcrypt saturate first
+            return await runWrk({
+              name: "mixed_get_user",
+              url: `${srv.url}/user`,
+              script: "getWithToken",
+              args: [fx.accessToken!, String(MIXED_USER_DELAY_MS)],
+              connections: MIXED_USER_CONNECTIONS,
+              durationSec: DURATION,
+            });
+          })(),
+        ]);
+        results.mixed_password_grant = pw;
+        results.mixed_get_user = user;
+        log(
+          `mixed: password ${pw.rps} req/s; GET /user ${user.rps} req/s p50 ${user.p50Ms} ms p99 ${user.p99Ms} ms`,
+        );
+      }
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    } finally {
+      const st = await srv.stop();
+      if (st.code !== 0) notes.push(`server exited with ${st.code}: ${srv.output().slice(-2000)}`);
+    }
+
+    // 5. The client library's bench.
+    clientBench = await runClientBench();
+  } finally {
+    const tables = await sql.unsafe(
+      `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE $1`,
+      [`${ns}\\_%`],
+    );
+    if (tables.length) {
+      await sql.unsafe(
+        `DROP TABLE IF EXISTS ${tables.map((t) => `"${t.tablename}"`).join(", ")} CASCADE`,
+      );
+    }
+    await sql.end({ timeout: 5 });
+  }
+
+  // 6. Ratios and targets.
+  const q = results.baseline_one_query?.rps ?? 0;
+  const targets = {
+    get_user_vs_one_query: target(ratio(results.get_user?.rps ?? 0, q), 0.6, ">="),
+    password_vs_bcrypt_ceiling: target(
+      ratio(results.password?.rps ?? 0, bcryptCeiling),
+      0.85,
+      ">=",
+    ),
+    get_user_p99_ms_under_password_load: target(results.mixed_get_user?.p99Ms ?? null, 50, "<"),
+  };
+  const ratios = {
+    get_user_vs_one_query: targets.get_user_vs_one_query.value,
+    get_user_vs_bare: ratio(results.get_user?.rps ?? 0, results.baseline_bare?.rps ?? 0),
+    refresh_vs_one_query: ratio(results.refresh_token?.rps ?? 0, q),
+    password_vs_bcrypt_ceiling: targets.password_vs_bcrypt_ceiling.value,
+    signup_vs_bcrypt_ceiling: ratio(results.signup?.rps ?? 0, bcryptCeiling),
+    one_query_vs_bare: ratio(q, results.baseline_bare?.rps ?? 0),
+  };
+  const out = {
+    date: new Date().toISOString(),
+    machine: { ...machine, loadavgAfter: Deno.loadavg() },
+    settings: {
+      durationSec: DURATION,
+      warmupSec: WARMUP,
+      connections: CONNECTIONS,
+      passwordConnections: PASSWORD_CONNECTIONS,
+      mixedGetUser: { connections: MIXED_USER_CONNECTIONS, delayMs: MIXED_USER_DELAY_MS },
+      loadGenerator: "wrk (Debian), 1 thread",
+      database: DB_URL.replace(/\/\/[^@]*@/, "//***@"),
+    },
+    bcrypt: { ...bcrypt, ceilingPerSec: bcryptCeiling },
+    results,
+    ratios,
+    targets,
+    clientBench,
+    notes,
+    totalSec: Math.round((Date.now() - started) / 1000),
+  };
+  await Deno.mkdir(RESULTS, { recursive: true });
+  const json = JSON.stringify(out, null, 2) + "\n";
+  await Deno.writeTextFile(new URL("latest.json", RESULTS), json);
+  if (flags.has("--record")) {
+    await Deno.writeTextFile(new URL(`${out.date.slice(0, 10)}.json`, RESULTS), json);
+  }
+  console.log("\nratios:", JSON.stringify(ratios));
+  for (const [k, t] of Object.entries(targets)) {
+    console.log(
+      `target ${k}: ${t.value ?? "not measured"} ${t.op} ${t.goal}: ${t.met ? "met" : "MISSED"}`,
+    );
+  }
+  for (const n of notes) console.log(`note: ${n}`);
+  log(`done; results in bench/results/latest.json`);
+  return 0;
+}
+
+function target(value: number | null, goal: number, op: ">=" | "<") {
+  const met = value !== null && (op === ">=" ? value >= goal : value < goal);
+  return { value, goal, op, met };
+}
+
+/** Runs `deno bench --json bench/client_bench.ts` when the client's bench exists. */
+async function runClientBench(): Promise<unknown> {
+  const file = new URL("./client_bench.ts", import.meta.url);
+  try {
+    await Deno.stat(file);
+  } catch {
+    log("bench/client_bench.ts does not exist yet: client bench skipped");
+    return null;
+  }
+  log("client bench: deno bench bench/client_bench.ts");
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["bench", "-A", "--json", file.pathname],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  try {
+    const parsed = JSON.parse(text) as {
+      benches: { name: string; results: { ok?: { avg: number; p99: number; n: number } }[] }[];
+    };
+    const rows = parsed.benches.map((b) => ({
+      name: b.name,
+      avgNs: b.results[0]?.ok?.avg ?? null,
+      p99Ns: b.results[0]?.ok?.p99 ?? null,
+      iterations: b.results[0]?.ok?.n ?? null,
+    }));
+    for (const r of rows) {
+      log(`client ${r.name}: ${r.avgNs === null ? "failed" : `${(r.avgNs / 1000).toFixed(2)} µs`}`);
+    }
+    return { ok: out.success, benches: rows };
+  } catch {
+    const err = new TextDecoder().decode(out.stderr);
+    log(`client bench failed: ${err.slice(-500)}`);
+    return { ok: false, error: err.slice(-2000) };
+  }
+}
+
+if (import.meta.main) Deno.exit(await main());
