@@ -12,6 +12,7 @@ import { signupRoutes } from "./signup.ts";
 import { tokenRoutes } from "./token.ts";
 import { userRoutes } from "./user.ts";
 import { logoutRoutes } from "./logout.ts";
+import { adminRoutes } from "./admin.ts";
 
 /** A function that adds one endpoint group's routes. */
 export type RouteGroup = (app: Hono<AppEnv>, s: Services) => void;
@@ -24,4 +25,5 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   tokenRoutes,
   userRoutes,
   logoutRoutes,
+  adminRoutes,
 ];
