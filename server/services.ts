@@ -19,6 +19,8 @@ import { Mfa } from "./auth/mfa.ts";
 import { OneTimeTokens } from "./auth/otp.ts";
 import { SendLimits } from "./auth/send_limits.ts";
 import { Mailer } from "./mail/mailer.ts";
+import { SmsService } from "./auth/phone.ts";
+import { configuredSmsProvider } from "./sms/mod.ts";
 
 /** The services of one server. */
 export interface Services {
@@ -42,6 +44,8 @@ export interface Services {
   sendLimits: SendLimits;
   /** Renders and sends mails; `mailer.notify(kind, user, vars)` for notifications (mail/mailer.ts). */
   mailer: Mailer;
+  /** SMS codes to phones: `sms.sendUserCode`, `sms.verify`, `sms.sendCode` for MFA (auth/phone.ts). */
+  sms: SmsService;
   /** Run at shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -62,6 +66,7 @@ export async function buildServices(
   const mfa = new Mfa(db, config, clock);
   sessions.factorsOf = (userId, q) => mfa.factorsJson(userId, q);
   const sendLimits = new SendLimits(db, config, clock);
+  const otp = new OneTimeTokens(db, config.jwt.secret, clock);
   const s: Services = {
     config,
     db,
@@ -74,9 +79,20 @@ export async function buildServices(
     events,
     audit,
     mfa,
-    otp: new OneTimeTokens(db, config.jwt.secret, clock),
+    otp,
     sendLimits,
     mailer: new Mailer(config, log, events, sendLimits, clock),
+    sms: new SmsService(
+      config,
+      db,
+      clock,
+      log,
+      events,
+      users,
+      otp,
+      sendLimits,
+      configuredSmsProvider(config),
+    ),
     onClose: [],
   };
   s.onClose.push(() => passwords.close());

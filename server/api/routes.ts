@@ -13,6 +13,7 @@ import { tokenRoutes } from "./token.ts";
 import { userRoutes } from "./user.ts";
 import { logoutRoutes } from "./logout.ts";
 import { adminRoutes } from "./admin.ts";
+import { phoneRoutes } from "./phone.ts";
 
 /** A function that adds one endpoint group's routes. */
 export type RouteGroup = (app: Hono<AppEnv>, s: Services) => void;
@@ -26,4 +27,5 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   userRoutes,
   logoutRoutes,
   adminRoutes,
+  phoneRoutes,
 ];

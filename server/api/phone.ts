@@ -1,0 +1,301 @@
+/**
+ * The phone side of the endpoints: what /signup, PUT /user, /otp, /verify,
+ * /resend and /reauthenticate do when the request names a phone. The owners
+ * of those endpoints call these through their hooks; `phoneRoutes` registers
+ * the sign-up and PUT /user hooks.
+ *
+ * - sign-up (phone + password, SMS_AUTOCONFIRM off): an SMS code
+ *   (confirmation_sent_at); a repeated sign-up of an unconfirmed number
+ *   sends a new code, of a confirmed one nothing.
+ * - POST /otp {phone, create_user}: a code to the number; an unknown number
+ *   becomes a user when create_user is true (the default) and sign-ups are
+ *   allowed, else 422 otp_disabled, as GoTrue answers.
+ * - POST /verify {type: "sms" | "phone_change", phone, token}: a session.
+ * - PUT /user {phone}: a code to the new number (phone_change,
+ *   phone_change_sent_at); with SMS_AUTOCONFIRM the number changes at once.
+ * - POST /resend {type: "sms" | "phone_change", phone}: the code again.
+ * - GET /reauthenticate for a user with a phone and no e-mail: a nonce by SMS.
+ */
+import type { Hono } from "../../deps.ts";
+import { parsePhone, type PhoneCodeType } from "../auth/phone.ts";
+import type { TokenSet } from "../auth/sessions.ts";
+import type { UserRow } from "../auth/users.ts";
+import { isUniqueViolation } from "../db/db.ts";
+import type { Services } from "../services.ts";
+import { type AppEnv, clientIp, type Ctx } from "./context.ts";
+import { ApiError, badRequest, unprocessable } from "./errors.ts";
+import { type Body, optBool, optObject, optString } from "./input.ts";
+import { onSignup } from "./signup.ts";
+import { onUserUpdate, type UserUpdate } from "./user.ts";
+
+function requirePhoneEnabled(s: Services, what = "Phone logins"): void {
+  if (!s.config.external.phoneEnabled) {
+    throw new ApiError(400, "phone_provider_disabled", `${what} are disabled`);
+  }
+}
+
+/** The user whose pending phone change goes to `phone`, if any. */
+async function findByPhoneChange(s: Services, phone: string): Promise<UserRow | null> {
+  const rows = await s.db.query<UserRow>(
+    `SELECT * FROM ${s.users.table} WHERE phone_change = $1 AND deleted_at IS NULL
+     ORDER BY phone_change_sent_at DESC NULLS LAST LIMIT 1`,
+    [phone],
+  );
+  return rows[0] ?? null;
+}
+
+/** POST /otp with a phone: `{message_id}` once the code is sent. */
+export async function otpByPhone(c: Ctx, s: Services, body: Body): Promise<Response> {
+  requirePhoneEnabled(s);
+  const phone = parsePhone(body.phone);
+  const createUser = optBool(body, "create_user") ?? true;
+  const data = optObject(body, "data") ?? {};
+  let user = await s.users.findByPhone(phone);
+  let created = false;
+  if (!user) {
+    if (!createUser || s.config.disableSignup) {
+      throw new ApiError(422, "otp_disabled", "Signups not allowed for otp");
+    }
+    try {
+      user = await s.db.transaction((tx) =>
+        s.users.createWithIdentities(
+          {
+            aud: s.config.jwt.aud,
+            role: s.config.jwt.defaultGroupName || "authenticated",
+            phone,
+            raw_user_meta_data: data,
+          },
+          ["phone"],
+          tx,
+        )
+      );
+      created = true;
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      user = await s.users.findByPhone(phone);
+      if (!user) throw e;
+    }
+  }
+  let messageId = "";
+  try {
+    const sent = await s.sms.sendOtp({ userId: user.id, phone, type: "sms" });
+    messageId = sent.messageId;
+    await s.users.update(user.id, { confirmation_sent_at: s.clock.now() });
+  } catch (e) {
+    // A user made only for this code goes again, so the request can simply be retried.
+    if (created) await s.users.delete(user.id).catch(() => {});
+    throw e;
+  }
+  if (created) {
+    await s.audit.record({
+      action: "user_signedup",
+      actorId: user.id,
+      actorUsername: phone,
+      logType: "team",
+      traits: { provider: "phone" },
+      ip: clientIp(c),
+    });
+    s.events.emit("signup", { method: "phone" });
+  }
+  await s.audit.record({
+    action: "user_recovery_requested",
+    actorId: user.id,
+    actorUsername: phone,
+    logType: "user",
+    traits: { channel: "sms" },
+    ip: clientIp(c),
+  });
+  return c.json({ message_id: messageId });
+}
+
+/**
+ * POST /verify with type `sms` or `phone_change`: consumes the code and
+ * answers with a session. `sms` confirms the number; `phone_change` moves the
+ * user to the new number (422 phone_exists when another user took it
+ * meanwhile) and sends the phone-changed notification mail.
+ */
+export async function verifyByPhone(
+  c: Ctx,
+  s: Services,
+  body: Body,
+  type: "sms" | "phone_change",
+): Promise<TokenSet> {
+  const phone = parsePhone(body.phone);
+  const token = optString(body, "token", 64) ?? "";
+  if (!token) throw badRequest("token is required");
+  const row = await s.sms.verify([type], phone, token);
+  let user = await s.users.findById(row.user_id);
+  if (!user) throw new ApiError(403, "otp_expired", "Token has expired or is invalid");
+  const now = s.clock.now();
+  const ip = clientIp(c);
+  if (type === "sms") {
+    if (user.phone !== phone) {
+      throw new ApiError(403, "otp_expired", "Token has expired or is invalid");
+    }
+    if (!user.phone_confirmed_at) {
+      user = await s.users.update(user.id, { phone_confirmed_at: now }) ?? user;
+      await s.users.syncLocalIdentity(user, "phone");
+    }
+  } else {
+    if (user.phone_change !== phone) {
+      throw new ApiError(403, "otp_expired", "Token has expired or is invalid");
+    }
+    const oldPhone = user.phone ?? "";
+    const other = await s.users.findByPhone(phone);
+    if (other && other.id !== user.id) {
+      throw new ApiError(
+        422,
+        "phone_exists",
+        "A user with this phone number has already been registered",
+      );
+    }
+    try {
+      user = await s.users.update(user.id, {
+        phone,
+        phone_confirmed_at: now,
+        phone_change: "",
+        phone_change_sent_at: null,
+      }) ?? user;
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      throw new ApiError(
+        422,
+        "phone_exists",
+        "A user with this phone number has already been registered",
+      );
+    }
+    await s.users.syncLocalIdentity(user, "phone");
+    await s.audit.record({
+      action: "user_modified",
+      actorId: user.id,
+      actorUsername: user.email ?? phone,
+      logType: "user",
+      traits: { phone_changed: true },
+      ip,
+    });
+    await s.mailer.notify("phone_changed", user, { Phone: phone, OldPhone: oldPhone });
+  }
+  await s.audit.record({
+    action: "login",
+    actorId: user.id,
+    actorUsername: user.email ?? phone,
+    logType: "account",
+    traits: { provider: "phone", type },
+    ip,
+  });
+  s.events.emit("signin", { method: "otp" });
+  return await s.sessions.issue(user, {
+    method: "otp",
+    ip,
+    userAgent: c.req.header("user-agent"),
+  });
+}
+
+/**
+ * POST /resend with type `sms` or `phone_change`: `{message_id}` when a code
+ * went out, `{}` when there was nothing to resend (unknown number, already
+ * confirmed, no pending change), so nobody learns which numbers have accounts.
+ */
+export async function resendByPhone(
+  c: Ctx,
+  s: Services,
+  body: Body,
+  type: "sms" | "phone_change",
+): Promise<Response> {
+  requirePhoneEnabled(s);
+  const phone = parsePhone(body.phone);
+  let user: UserRow | null;
+  let to: string | null;
+  if (type === "sms") {
+    user = await s.users.findByPhone(phone);
+    to = user && !user.phone_confirmed_at ? phone : null;
+  } else {
+    user = await s.users.findByPhone(phone);
+    if (!user?.phone_change) user = await findByPhoneChange(s, phone);
+    to = user?.phone_change || null;
+  }
+  if (!user || !to) return c.json({});
+  const sent = await s.sms.sendOtp({ userId: user.id, phone: to, type });
+  await s.users.update(
+    user.id,
+    type === "sms"
+      ? { confirmation_sent_at: s.clock.now() }
+      : { phone_change_sent_at: s.clock.now() },
+  );
+  await s.audit.record({
+    action: type === "sms" ? "user_confirmation_requested" : "user_modified",
+    actorId: user.id,
+    actorUsername: user.email ?? user.phone ?? "",
+    logType: "user",
+    traits: { channel: "sms", type },
+    ip: clientIp(c),
+  });
+  return c.json({ message_id: sent.messageId });
+}
+
+/**
+ * GET /reauthenticate for a user with a phone and no e-mail: a nonce by SMS
+ * (token type `reauthentication`, recipient the user's phone), checked by
+ * `s.sms.verify(["reauthentication"], user.phone, nonce)`.
+ */
+export async function reauthenticateByPhone(c: Ctx, s: Services, user: UserRow): Promise<void> {
+  if (!user.phone) throw unprocessable("Reauthentication requires an email or a phone number");
+  await s.sms.sendUserCode(user, "reauthentication");
+  await s.audit.record({
+    action: "user_reauthenticate_requested",
+    actorId: user.id,
+    actorUsername: user.phone,
+    logType: "user",
+    traits: { channel: "sms" },
+    ip: clientIp(c),
+  });
+}
+
+/** The PUT /user step for `phone`. */
+async function phoneUpdateStep(u: UserUpdate): Promise<void> {
+  const { s, user } = u;
+  if (u.body.phone === undefined || u.body.phone === null || u.body.phone === "") return;
+  const phone = parsePhone(u.body.phone);
+  if (phone === user.phone) return;
+  requirePhoneEnabled(s, "Phone logins");
+  const other = await s.users.findByPhone(phone);
+  if (other && other.id !== user.id) {
+    throw new ApiError(
+      422,
+      "phone_exists",
+      "A user with this phone number has already been registered",
+    );
+  }
+  const now = s.clock.now();
+  if (s.config.sms.autoconfirm) {
+    const oldPhone = user.phone ?? "";
+    u.fields.phone = phone;
+    u.fields.phone_confirmed_at = now;
+    u.after.push(async (written) => {
+      await s.users.syncLocalIdentity(written, "phone");
+      await s.mailer.notify("phone_changed", written, { Phone: phone, OldPhone: oldPhone });
+    });
+    return;
+  }
+  await s.sms.sendOtp({ userId: user.id, phone, type: "phone_change" });
+  u.fields.phone_change = phone;
+  u.fields.phone_change_sent_at = now;
+}
+
+/** Registers the phone hooks of /signup and PUT /user. */
+export function phoneRoutes(_app: Hono<AppEnv>, s: Services): void {
+  onSignup(s, "phone", async ({ c, s, user, duplicate }) => {
+    if (duplicate && user.phone_confirmed_at) return;
+    const fresh = await s.sms.sendUserCode(user, "sms" satisfies PhoneCodeType);
+    await s.audit.record({
+      action: "user_confirmation_requested",
+      actorId: user.id,
+      actorUsername: user.phone ?? "",
+      logType: "user",
+      traits: { channel: "sms" },
+      ip: clientIp(c),
+    });
+    return fresh;
+  });
+  onUserUpdate(s, phoneUpdateStep);
+}

@@ -1,0 +1,64 @@
+/** Shared set-up of the phone tests: an SMS fake, a server pointed at it, a movable clock. */
+import type { Clock } from "../../../server/auth/clock.ts";
+import type { SmsProviderName } from "../../../server/config.ts";
+import { startTestServer, type TestServer } from "../../helpers/server.ts";
+import { type SmsFake, type SmsFakeOptions, startSmsFake } from "../../helpers/sms_fakes.ts";
+
+/** A clock a test moves by hand. */
+export class TestClock implements Clock {
+  t = Date.now();
+  now(): Date {
+    return new Date(this.t);
+  }
+  advance(sec: number): void {
+    this.t += sec * 1000;
+  }
+}
+
+/** What a phone test gets. */
+export interface PhoneCtx {
+  srv: TestServer;
+  sms: SmsFake;
+  clock: TestClock;
+}
+
+/** Runs `fn` with a fake of `provider` and a server using it (phone sign-ups on); closes both. */
+export async function withPhoneServer(
+  provider: SmsProviderName,
+  env: Record<string, string>,
+  fn: (ctx: PhoneCtx) => Promise<void>,
+  opts: SmsFakeOptions = {},
+): Promise<void> {
+  const sms = await startSmsFake(provider, opts);
+  const clock = new TestClock();
+  let srv: TestServer | undefined;
+  try {
+    srv = await startTestServer(
+      { ...sms.env, AUTHSVC_EXTERNAL_PHONE_ENABLED: "true", ...env },
+      { clock },
+    );
+    await fn({ srv, sms, clock });
+  } finally {
+    await srv?.close();
+    await sms.close();
+  }
+}
+
+/** Sends a request with a JSON body (any method) and returns status and parsed body. */
+export async function call(
+  srv: TestServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  token?: string,
+): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const res = await srv.fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : {}, headers: res.headers };
+}

@@ -1,0 +1,148 @@
+import assert from "node:assert/strict";
+import { parsePhone } from "../../../server/auth/phone.ts";
+import { ApiError } from "../../../server/api/errors.ts";
+import { withPhoneServer } from "./helpers.ts";
+
+Deno.test("parsePhone: E.164 in, storage digits out; anything else is a 422 naming the field", () => {
+  assert.equal(parsePhone("+1 555 123 4567"), "15551234567");
+  assert.equal(parsePhone("+1-555-123-4567"), "15551234567");
+  assert.equal(parsePhone("(+44) 7700.900123"), "447700900123");
+  assert.equal(parsePhone("15551234567"), "15551234567");
+  for (const bad of ["", "+", "0123", "+1 555 abc", "1234567890123456", "++15551234567"]) {
+    assert.throws(() => parsePhone(bad), (e: unknown) => {
+      assert.ok(e instanceof ApiError);
+      assert.equal(e.status, 422);
+      assert.match(e.message, /phone number format \(E\.164 required\)/);
+      return true;
+    });
+  }
+  assert.throws(() => parsePhone("x", "new_phone"), /in new_phone/);
+  assert.throws(() => parsePhone(15551234567), /phone must be a string/);
+});
+
+Deno.test("a code dies after SMS_OTP_MAX_ATTEMPTS wrong guesses, even the right one after that", async () => {
+  await withPhoneServer("twilio", { AUTHSVC_SMS_OTP_MAX_ATTEMPTS: "3" }, async ({ srv, sms }) => {
+    const s = srv.services;
+    const user = await s.users.create({ phone: "15551230001" });
+    await s.sms.sendUserCode(user, "sms");
+    const code = sms.lastCode("15551230001")!;
+    const wrong = code === "000000" ? "111111" : "000000";
+    for (let i = 0; i < 3; i++) {
+      await assert.rejects(s.sms.verify(["sms"], "15551230001", wrong), /expired or is invalid/);
+    }
+    await assert.rejects(s.sms.verify(["sms"], "15551230001", code), /expired or is invalid/);
+  });
+});
+
+Deno.test("a right code works once, within SMS_OTP_EXP only", async () => {
+  await withPhoneServer("vonage", { AUTHSVC_SMS_OTP_EXP: "120" }, async ({ srv, sms, clock }) => {
+    const s = srv.services;
+    const user = await s.users.create({ phone: "15551230002" });
+    await s.sms.sendUserCode(user, "sms");
+    const row = await s.sms.verify(["sms"], "15551230002", sms.lastCode("15551230002")!);
+    assert.equal(row.user_id, user.id);
+    await assert.rejects(
+      s.sms.verify(["sms"], "15551230002", sms.lastCode("15551230002")!),
+      /expired or is invalid/,
+    );
+    clock.advance(61);
+    await s.sms.sendUserCode(user, "sms");
+    clock.advance(121);
+    await assert.rejects(
+      s.sms.verify(["sms"], "15551230002", sms.lastCode("15551230002")!),
+      /expired or is invalid/,
+    );
+  });
+});
+
+Deno.test("SMS_OTP_LENGTH and SMS_TEMPLATE shape the message", async () => {
+  await withPhoneServer("messagebird", {
+    AUTHSVC_SMS_OTP_LENGTH: "8",
+    AUTHSVC_SMS_TEMPLATE: "{{ .Code }} is your AuthSvc code",
+  }, async ({ srv, sms }) => {
+    const user = await srv.services.users.create({ phone: "15551230003" });
+    const fresh = await srv.services.sms.sendUserCode(user, "sms");
+    assert.ok(fresh.confirmation_sent_at);
+    assert.match(sms.messages[0].text, /^\d{8} is your AuthSvc code$/);
+  });
+});
+
+Deno.test("SMS_MAX_FREQUENCY per number and RATE_LIMIT_SMS_SENT overall: 429 over_sms_send_rate_limit", async () => {
+  await withPhoneServer("textlocal", {
+    AUTHSVC_SMS_MAX_FREQUENCY: "30",
+    AUTHSVC_RATE_LIMIT_SMS_SENT: "3/1h",
+  }, async ({ srv, sms, clock }) => {
+    const s = srv.services;
+    const a = await s.users.create({ phone: "15551230004" });
+    await s.sms.sendUserCode(a, "sms");
+    const e1 = await s.sms.sendUserCode(a, "sms").catch((e) => e);
+    assert.ok(e1 instanceof ApiError);
+    assert.equal(e1.status, 429);
+    assert.equal(e1.errorCode, "over_sms_send_rate_limit");
+    assert.ok(Number(e1.headers["Retry-After"]) > 0);
+    clock.advance(31);
+    await s.sms.sendUserCode(a, "sms");
+    const b = await s.users.create({ phone: "15551230005" });
+    await s.sms.sendUserCode(b, "sms");
+    const c = await s.users.create({ phone: "15551230006" });
+    const e2 = await s.sms.sendUserCode(c, "sms").catch((e) => e);
+    assert.ok(e2 instanceof ApiError);
+    assert.equal(e2.status, 429);
+    assert.equal(e2.errorCode, "over_sms_send_rate_limit");
+    assert.equal(sms.messages.length, 3);
+    // the code of the refused send was never issued: the earlier one still works
+    await s.sms.verify(["sms"], "15551230005", sms.lastCode("15551230005")!);
+  });
+});
+
+Deno.test("gateway down: the previous code keeps working and nothing is counted", async () => {
+  await withPhoneServer("twilio", { AUTHSVC_SMS_OTP_EXP: "600" }, async ({ srv, sms, clock }) => {
+    const s = srv.services;
+    const user = await s.users.create({ phone: "15551230007" });
+    await s.sms.sendUserCode(user, "sms");
+    const first = sms.lastCode("15551230007")!;
+    clock.advance(61);
+    sms.hang();
+    const e = await s.sms.sendUserCode(user, "sms").catch((e) => e);
+    assert.ok(e instanceof ApiError);
+    assert.equal(e.status, 504);
+    assert.equal(e.errorCode, "sms_send_failed");
+    sms.resume();
+    await sms.stop();
+    const down = await s.sms.sendUserCode(user, "sms").catch((e) => e);
+    assert.equal(down.status, 502);
+    const sent = await srv.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${srv.db.t("send_log")} WHERE channel = 'sms'`,
+    );
+    assert.equal(sent[0].n, 1, "only the message actually sent counts");
+    const row = await s.sms.verify(["sms"], "15551230007", first);
+    assert.equal(row.user_id, user.id);
+  });
+});
+
+Deno.test("sendCode (for MFA phone factors) returns the code it texted", async () => {
+  await withPhoneServer("vonage", {}, async ({ srv, sms }) => {
+    const r = await srv.services.sms.sendCode({ phone: "15551230008", kind: "mfa_challenge" });
+    assert.match(r.code, /^\d{6}$/);
+    assert.equal(r.provider, "vonage");
+    assert.equal(sms.lastCode("15551230008"), r.code);
+    const again = await srv.services.sms.sendCode({ phone: "15551230008", kind: "mfa_challenge" })
+      .catch((e) => e);
+    assert.equal(again.status, 429);
+  });
+});
+
+Deno.test("no SMS_PROVIDER: sending a code is a clear error", async () => {
+  await withPhoneServer("twilio", { AUTHSVC_SMS_PROVIDER: "" }, async ({ srv }) => {
+    const r = await srv.fetch("/signup", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ phone: "+15551230009", password: "correct horse battery" }),
+    });
+    const body = await r.json();
+    assert.equal(r.status, 500);
+    assert.equal(body.error_code, "sms_send_failed");
+    assert.match(body.msg, /no SMS provider is configured/);
+    assert.equal(await srv.services.users.findByPhone("15551230009"), null);
+  });
+});
