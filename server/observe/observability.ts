@@ -45,7 +45,7 @@ export class Observability {
       }
     }
     if (errors.length && this.config.debug) {
-      this.log.warn("telemetry shutdown problem", { error: errors.map(String).join("; ") });
+      this.log.warn("telemetry export problem", { error: errors.map(String).join("; ") });
     }
   }
 }

@@ -1,0 +1,151 @@
+import assert from "node:assert/strict";
+import { startTestServer } from "../../helpers/server.ts";
+import { startOtlpCollector } from "../../helpers/otlp_collector.ts";
+import { otelRoute } from "../../../server/observe/tracing.ts";
+import { VERSION } from "../../../server/version.ts";
+import { email, send, startFakeCaptcha } from "./_fakes.ts";
+
+Deno.test("tracing: hono routes become OpenTelemetry routes", () => {
+  assert.equal(otelRoute("/admin/users/:user_id"), "/admin/users/{user_id}");
+  assert.equal(
+    otelRoute("/admin/users/:user_id/factors/:factor_id"),
+    "/admin/users/{user_id}/factors/{factor_id}",
+  );
+  assert.equal(otelRoute("/items/:id{[0-9]+}"), "/items/{id}");
+  assert.equal(otelRoute("/health"), "/health");
+});
+
+for (const protocol of ["http/protobuf", "http/json"] as const) {
+  Deno.test(`tracing (${protocol}): one span per request, database and HTTP calls as children`, async () => {
+    const collector = startOtlpCollector();
+    const captcha = startFakeCaptcha("hcaptcha", { secret: "s3cret", goodToken: "good" });
+    const srv = await startTestServer({
+      AUTHSVC_TRACING_ENABLED: "true",
+      AUTHSVC_MAILER_AUTOCONFIRM: "true",
+      AUTHSVC_SECURITY_CAPTCHA_ENABLED: "true",
+      AUTHSVC_SECURITY_CAPTCHA_SECRET: "s3cret",
+      AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: captcha.url,
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+      OTEL_BSP_SCHEDULE_DELAY: "50",
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test,team=ops",
+      OTEL_SERVICE_NAME: "auth-under-test",
+    });
+    let userId = "";
+    try {
+      const health = await srv.fetch("/health");
+      await health.body?.cancel();
+      const up = await send(srv, "POST", "/signup", {
+        email: email(),
+        password: "pw-123456",
+        captcha_token: "good",
+      });
+      assert.equal(up.status, 200, JSON.stringify(up.body));
+      userId = (up.body.user as { id: string }).id;
+      const got = await send(srv, "GET", `/admin/users/${userId}`, undefined, {
+        authorization: `Bearer ${await srv.serviceRoleToken()}`,
+      });
+      assert.equal(got.status, 200);
+    } finally {
+      await srv.close(); // flushes the batch
+      await captcha.close();
+    }
+    try {
+      await collector.waitFor(() =>
+        collector.spans.some((s) => s.name === "/admin/users/{user_id}")
+      );
+      const expectedType = protocol === "http/json" ? "application/json" : "application/x-protobuf";
+      assert.ok(collector.contentTypes.every((t) => t.startsWith(expectedType)));
+
+      const byName = (n: string) => collector.spans.filter((s) => s.name === n);
+      const [h] = byName("/health");
+      assert.ok(h, "a span named by the route");
+      assert.equal(h.attributes["http.method"], "GET");
+      assert.equal(h.attributes["http.route"], "/health");
+      assert.equal(h.attributes["http.response.status_code"], 200);
+      assert.equal(h.kind, 2, "server span");
+      assert.equal(h.resource["auth.version"], VERSION);
+      assert.equal(h.resource["deployment.environment"], "test");
+      assert.equal(h.resource["service.name"], "auth-under-test");
+
+      const [admin] = byName("/admin/users/{user_id}");
+      assert.equal(admin.attributes["http.route"], "/admin/users/{user_id}");
+      assert.equal(admin.attributes["http.route.params.user_id"], userId);
+      const dbChildren = collector.spans.filter((s) =>
+        s.parentSpanId === admin.spanId && s.attributes["db.system"] === "postgresql"
+      );
+      assert.ok(dbChildren.length >= 1, "database calls are child spans");
+      assert.ok(dbChildren.every((s) => s.traceId === admin.traceId));
+      assert.ok(String(dbChildren[0].attributes["db.statement"]).includes("users"));
+
+      const [signup] = byName("/signup");
+      assert.equal(signup.attributes["http.method"], "POST");
+      const http = collector.spans.filter((s) =>
+        s.parentSpanId === signup.spanId && s.name === "HTTP POST"
+      );
+      assert.equal(http.length, 1, "the captcha call is a child span");
+      assert.equal(http[0].attributes["server.address"], "127.0.0.1");
+      assert.equal(http[0].attributes["http.response.status_code"], 200);
+      assert.equal(http[0].attributes["url.full"], captcha.url);
+      assert.ok(
+        collector.spans.some((s) => s.parentSpanId === signup.spanId && /^INSERT /.test(s.name)),
+        "the sign-up's INSERT is a child span",
+      );
+    } finally {
+      await collector.close();
+    }
+  });
+}
+
+Deno.test("tracing: an incoming traceparent makes the request span its child", async () => {
+  const collector = startOtlpCollector();
+  const srv = await startTestServer({
+    AUTHSVC_TRACING_ENABLED: "true",
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`,
+  });
+  try {
+    const res = await srv.fetch("/health", {
+      headers: { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" },
+    });
+    await res.body?.cancel();
+  } finally {
+    await srv.close();
+  }
+  try {
+    await collector.waitFor(() => collector.spans.some((s) => s.name === "/health"));
+    const span = collector.spans.find((s) => s.name === "/health")!;
+    assert.equal(span.traceId, "0af7651916cd43dd8448eb211c80319c");
+    assert.equal(span.parentSpanId, "b7ad6b7169203331");
+  } finally {
+    await collector.close();
+  }
+});
+
+async function exportToNowhere(debug: boolean): Promise<Record<string, unknown>[]> {
+  const srv = await startTestServer({
+    AUTHSVC_TRACING_ENABLED: "true",
+    LOG_LEVEL: "warn",
+    DEBUG: String(debug),
+    OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9",
+    OTEL_EXPORTER_OTLP_TIMEOUT: "2000",
+  });
+  try {
+    const res = await srv.fetch("/health");
+    await res.body?.cancel();
+  } finally {
+    await srv.close();
+  }
+  return srv.logs.map((l) => JSON.parse(l));
+}
+
+const isTelemetryProblem = (l: Record<string, unknown>) =>
+  l.msg === "telemetry diagnostics" || l.msg === "telemetry export problem";
+
+Deno.test("tracing: DEBUG=true reports an exporter that cannot deliver; without it, silence", async () => {
+  const loud = await exportToNowhere(true);
+  const problem = loud.find(isTelemetryProblem);
+  assert.ok(problem, `no exporter problem reported: ${JSON.stringify(loud)}`);
+  assert.match(JSON.stringify(problem), /ECONNREFUSED|connect|export/i);
+  const quiet = await exportToNowhere(false);
+  assert.equal(quiet.filter(isTelemetryProblem).length, 0);
+});
