@@ -17,7 +17,7 @@ import { type FactorRow, factorToJson, type FactorType } from "../auth/mfa.ts";
 import { qrSvg } from "../auth/qr.ts";
 import type { SessionRow } from "../auth/sessions.ts";
 import { newTotpSecret, otpauthUri } from "../auth/totp.ts";
-import type { UserRow } from "../auth/users.ts";
+import { normalizePhone, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import {
   type AppEnv,
@@ -38,12 +38,10 @@ function callerSession(caller: Caller): SessionRow {
   return caller.session;
 }
 
-/** E.164 as GoTrue accepts it: optional "+", 2 to 15 digits, no leading 0; stored without "+". */
+/** E.164 as GoTrue accepts it, stored as digits without "+" (like users' phones). */
 function parsePhone(raw: string): string {
-  const digits = raw.replace(/[\s\-().]/g, "").replace(/^\+/, "");
-  if (!/^[1-9]\d{1,14}$/.test(digits)) {
-    throw badRequest("Invalid phone number format (E.164 required)");
-  }
+  const digits = normalizePhone(raw);
+  if (!digits) throw badRequest("Invalid phone number format (E.164 required): phone");
   return digits;
 }
 
