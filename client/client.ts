@@ -219,14 +219,18 @@ export class Client {
     let current = target;
     let redirectsLeft = this.options.maxRedirects;
     while (true) {
-      const request = new Request(current, {
-        method,
-        headers,
-        body: method === "GET" || method === "HEAD" ? undefined : body,
-        redirect: IN_BROWSER ? "follow" : "manual",
-      });
       if (this.debug) logRequest(this.logger, method, current.href, headers, body, secrets);
-      const { response, body: text } = await this.#connection.send(request, secrets, opts.signal);
+      const { response, body: text } = await this.#connection.send(
+        current,
+        {
+          method,
+          headers,
+          body: method === "GET" || method === "HEAD" ? undefined : body,
+          redirect: IN_BROWSER ? "follow" : "manual",
+        },
+        secrets,
+        opts.signal,
+      );
       if (this.debug) {
         logResponse(this.logger, response.status, current.href, response.headers, text, secrets);
       }

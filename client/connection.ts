@@ -137,17 +137,19 @@ export class Connection implements ConnectionBuilder {
   }
 
   /**
-   * Sends `request` through the middleware and the adapter, reads the body, and
-   * enforces the timeout.
+   * Builds the `Request` (with the timeout's signal), sends it through the
+   * middleware and the adapter, reads the body, and enforces the timeout.
    *
-   * @param request the request to send
+   * @param url the request URL
+   * @param init method, headers, body, redirect mode
    * @param secrets values to keep out of error messages
    * @param signal the caller's abort signal
    * @returns the response and its body text
    * @throws {ConnectionError} on network failure, timeout or abort
    */
   async send(
-    request: Request,
+    url: URL,
+    init: RequestInit,
     secrets: readonly (string | undefined)[],
     signal?: AbortSignal,
   ): Promise<{ response: globalThis.Response; body: string }> {
@@ -162,43 +164,31 @@ export class Connection implements ConnectionBuilder {
       : undefined;
     const onAbort = () => controller.abort(signal?.reason);
     signal?.addEventListener("abort", onAbort, { once: true });
-    const init = this.#transportInit();
-    const fetchImpl = this.#fetch ?? globalThis.fetch;
-    const chain = this.#middlewares.reduceRight<(r: Request) => Promise<globalThis.Response>>(
-      (next, mw) => (r) => mw(r, next),
-      (r) => init ? fetchImpl(r, init) : fetchImpl(r),
-    );
-    const withSignal = new Request(request, { signal: controller.signal });
+    const method = init.method ?? "GET";
     try {
       if (signal?.aborted) throw signal.reason;
-      const response = await chain(withSignal);
+      const request = new Request(url, { ...init, signal: controller.signal });
+      const response = await this.#dispatch(request);
       const body = await response.text();
       return { response, body };
     } catch (cause) {
       if (timedOut) {
         throw new ConnectionError(
           "timeout",
-          request.method,
-          request.url,
+          method,
+          url.href,
           `no response within the timeout of ${ms} ms (connectionOpts.timeout)`,
           cause,
           secrets,
         );
       }
       if (signal?.aborted) {
-        throw new ConnectionError(
-          "aborted",
-          request.method,
-          request.url,
-          "aborted",
-          cause,
-          secrets,
-        );
+        throw new ConnectionError("aborted", method, url.href, "aborted", cause, secrets);
       }
       throw new ConnectionError(
         "network",
-        request.method,
-        request.url,
+        method,
+        url.href,
         describeCause(cause, secrets),
         cause,
         secrets,
@@ -207,5 +197,16 @@ export class Connection implements ConnectionBuilder {
       if (timer !== undefined) clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  #dispatch(request: Request): Promise<globalThis.Response> {
+    const init = this.#transportInit();
+    const fetchImpl = this.#fetch ?? globalThis.fetch;
+    const transport = (r: Request) => init ? fetchImpl(r, init) : fetchImpl(r);
+    const middlewares = this.#middlewares;
+    if (middlewares.length === 0) return transport(request);
+    const run = (i: number, r: Request): Promise<globalThis.Response> =>
+      i < middlewares.length ? middlewares[i](r, (next) => run(i + 1, next)) : transport(r);
+    return run(0, request);
   }
 }

@@ -11,6 +11,7 @@
  * `IDToken` → `id_token`, `token-type` → `token_type`.
  */
 export function snakeCase(key: string): string {
+  if (SNAKE.test(key)) return key;
   return key
     .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
     .replace(/([a-z\d])([A-Z])/g, "$1_$2")
@@ -18,6 +19,7 @@ export function snakeCase(key: string): string {
     .toLowerCase();
 }
 
+const SNAKE = /^[a-z0-9_]*$/;
 const RESERVED = new Set(["__proto__", "constructor", "prototype"]);
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -89,23 +91,18 @@ export class SnakyHash {
   set(key: string, value: unknown): this {
     const k = snakeCase(String(key));
     const converted = this.#convert(value);
-    const isNew = !this.#data.has(k);
     this.#data.set(k, converted);
-    if (isNew && !RESERVED.has(k) && !(k in this)) {
-      Object.defineProperty(this, k, {
-        get: () => this.#data.get(k),
-        set: (v: unknown) => void this.#data.set(k, this.#convert(v)),
-        enumerable: true,
-        configurable: true,
-      });
-    }
+    // A plain data property (fast to create and read); keys that name a member
+    // of the class (get, keys, size, a subclass's methods ...) stay in #data only.
+    if (Object.hasOwn(this, k) || (!RESERVED.has(k) && !(k in this))) this[k] = converted;
     return this;
   }
 
   /** The value under `key`, given in snake_case or camelCase; `undefined` when absent. */
   get(key: string): unknown {
-    const k = String(key);
-    return this.#data.has(k) ? this.#data.get(k) : this.#data.get(snakeCase(k));
+    let k = String(key);
+    if (!this.#data.has(k)) k = snakeCase(k);
+    return Object.hasOwn(this, k) ? this[k] : this.#data.get(k);
   }
 
   /** Whether `key` (either spelling) is present. */
@@ -117,8 +114,7 @@ export class SnakyHash {
   delete(key: string): boolean {
     const k = this.#data.has(String(key)) ? String(key) : snakeCase(String(key));
     if (!this.#data.delete(k)) return false;
-    const desc = Object.getOwnPropertyDescriptor(this, k);
-    if (desc?.get) delete this[k];
+    if (Object.hasOwn(this, k)) delete this[k];
     return true;
   }
 
@@ -129,7 +125,7 @@ export class SnakyHash {
 
   /** The key/value pairs, in insertion order. */
   entries(): [string, unknown][] {
-    return [...this.#data.entries()];
+    return this.keys().map((k) => [k, this.get(k)]);
   }
 
   /** Number of keys. */
@@ -140,7 +136,9 @@ export class SnakyHash {
   /** A deep plain-object copy (nested hashes become plain objects). */
   toObject(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of this.#data) out[k] = plain(v);
+    for (const k of this.#data.keys()) {
+      out[k] = plain(Object.hasOwn(this, k) ? this[k] : this.#data.get(k));
+    }
     return out;
   }
 

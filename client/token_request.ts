@@ -23,9 +23,20 @@ const LIBRARY_KEYS = new Set(["headers", "snaky", "snakyHashClass", "parse", "si
 
 const assertionKeys = new WeakMap<Client, Promise<CryptoKey>>();
 
+const basicCache = new WeakMap<Client, string>();
+
 /** The `Authorization` value of RFC 6749 §2.3.1 (id and secret form-encoded first). */
 export function basicAuthorization(id: string, secret: string): string {
   return `Basic ${base64(utf8(`${formEncode(id)}:${formEncode(secret)}`))}`;
+}
+
+function clientBasic(client: Client): string {
+  let value = basicCache.get(client);
+  if (value === undefined) {
+    value = basicAuthorization(client.id, client.secret);
+    basicCache.set(client, value);
+  }
+  return value;
 }
 
 function assertionAlg(client: Client): string {
@@ -94,7 +105,7 @@ export async function tokenRequest(
   const headers: Record<string, string> = { ...params.headers };
   switch (client.options.authScheme) {
     case "basic_auth":
-      headers.Authorization = basicAuthorization(client.id, client.secret);
+      headers.Authorization = clientBasic(client);
       break;
     case "request_body":
       form.client_id = client.id;
