@@ -6,6 +6,7 @@
 export const MIGRATIONS: readonly string[] = [
   "0001_init.sql",
   "0003_one_time_token_codes.sql",
+  "0005_oauth_state_uses.sql",
   "0007_mfa_totp_step.sql",
 ];
 

@@ -6,6 +6,7 @@ import type { Hono } from "../../deps.ts";
 import type { Services } from "../services.ts";
 import type { AppEnv } from "./context.ts";
 import { healthRoutes } from "./health.ts";
+import { externalRoutes } from "./external.ts";
 import { auditRoutes } from "./audit.ts";
 import { factorRoutes } from "./factors.ts";
 import { signupRoutes } from "./signup.ts";
@@ -14,12 +15,22 @@ import { userRoutes } from "./user.ts";
 import { logoutRoutes } from "./logout.ts";
 import { adminRoutes } from "./admin.ts";
 import { phoneRoutes } from "./phone.ts";
+import { verifyRoutes } from "./verify.ts";
+import { otpRoutes } from "./otp.ts";
+import { magiclinkRoutes } from "./magiclink.ts";
+import { recoverRoutes } from "./recover.ts";
+import { resendRoutes } from "./resend.ts";
+import { inviteRoutes } from "./invite.ts";
+import { generateLinkRoutes } from "./generate_link.ts";
+import { reauthenticateRoutes } from "./reauthenticate.ts";
+import { emailHooks } from "./email_hooks.ts";
 
 /** A function that adds one endpoint group's routes. */
 export type RouteGroup = (app: Hono<AppEnv>, s: Services) => void;
 
 export const ROUTE_GROUPS: RouteGroup[] = [
   healthRoutes,
+  externalRoutes,
   auditRoutes,
   factorRoutes,
   signupRoutes,
@@ -28,4 +39,13 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   logoutRoutes,
   adminRoutes,
   phoneRoutes,
+  verifyRoutes,
+  otpRoutes,
+  magiclinkRoutes,
+  recoverRoutes,
+  resendRoutes,
+  inviteRoutes,
+  generateLinkRoutes,
+  reauthenticateRoutes,
+  emailHooks,
 ];

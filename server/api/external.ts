@@ -1,0 +1,280 @@
+/**
+ * External OAuth providers: sign-in, and linking for a signed-in user.
+ *
+ * - GET /authorize?provider=&scopes=&redirect_to=[&code_challenge=&code_challenge_method=]
+ *   redirects to the provider with a sealed, short-lived, single-use `state`
+ *   (auth/oauth_state.ts); other query parameters go to the provider (Google's
+ *   `prompt`, WorkOS's `connection` ...).
+ * - GET /callback (POST for apple's form_post) checks the state, exchanges
+ *   the code with the client library, reads the user, finds or creates the
+ *   account (providers/accounts.ts) and redirects to the target with the
+ *   session in the fragment, or with `?code=` in the PKCE flow
+ *   (`POST /token?grant_type=pkce`). Every failure redirects with `error`,
+ *   `error_code` and `error_description` in the query and the fragment.
+ * - GET /user/identities/authorize (signed in) starts linking; with
+ *   `skip_http_redirect=true` it answers `{url}` as auth-js expects.
+ * - DELETE /user/identities/<identity_id> unlinks one (never the last).
+ */
+import { ConnectionError, generatePkce, OAuthError } from "../../mod.ts";
+import type { Hono } from "../../deps.ts";
+import { randomToken } from "../auth/crypto.ts";
+import { OAuthStates, type OpenedState, StateError } from "../auth/oauth_state.ts";
+import { createFlowState, issueAuthCode, readPkceParams } from "../auth/pkce.ts";
+import { verifyRedirectTo } from "../auth/redirect.ts";
+import type { UserRow } from "../auth/users.ts";
+import { linkIdentity, signInUser, unlinkIdentity } from "../providers/accounts.ts";
+import { ProviderRegistry } from "../providers/registry.ts";
+import { ProviderError } from "../providers/types.ts";
+import type { Services } from "../services.ts";
+import { type AppEnv, clientIp, type Ctx, requireUser } from "./context.ts";
+import { ApiError, badRequest } from "./errors.ts";
+import { isUuid, redirectToParam } from "./input.ts";
+
+/** Errors whose redirect says `error=access_denied` (the user may not sign in), as GoTrue does. */
+const DENIED = new Set(["signup_disabled", "user_banned", "provider_email_needs_verification"]);
+
+/** A failure of the callback, shown to the client in the redirect. */
+class CallbackError extends Error {
+  constructor(
+    readonly error: string,
+    readonly errorCode: string,
+    description: string,
+    readonly target?: string,
+  ) {
+    super(description);
+  }
+}
+
+/** The external-provider routes. */
+export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
+  const registry = new ProviderRegistry(s.config, s.log);
+  const states = new OAuthStates(s.db, s.config.jwt.secret, s.clock);
+
+  /** The provider URL for a sign-in (or a link, with `linkUserId`). */
+  async function providerUrl(c: Ctx, linkUserId?: string): Promise<string> {
+    const name = c.req.query("provider") ?? "";
+    if (!ProviderRegistry.known(name)) {
+      throw badRequest(`Unsupported provider: Provider "${name.slice(0, 40)}" could not be found`);
+    }
+    const provider = registry.get(name);
+    if (!provider) {
+      throw new ApiError(400, "provider_disabled", "Unsupported provider: provider is not enabled");
+    }
+    const query = Object.fromEntries(new URL(c.req.url).searchParams);
+    const pkce = readPkceParams(query);
+    const scopes = c.req.query("scopes") ?? "";
+    if (scopes.length > 2048) throw badRequest("scopes is too long");
+    const ours = provider.spec.pkce ? await generatePkce() : undefined;
+    const nonce = randomToken(16);
+    const state = await states.seal({
+      provider: provider.spec.name,
+      redirectTo: verifyRedirectTo(s.config, redirectToParam(c)),
+      nonce,
+      providerVerifier: ours?.codeVerifier,
+      codeChallenge: pkce?.codeChallenge,
+      codeChallengeMethod: pkce?.codeChallengeMethod,
+      linkUserId,
+    });
+    s.log.info("redirecting to external provider", { provider: provider.spec.name });
+    return provider.authorizeUrl({
+      state,
+      nonce,
+      scopes,
+      codeChallenge: ours?.codeChallenge,
+      extra: new URL(c.req.url).searchParams,
+    });
+  }
+
+  function answer(c: Ctx, url: string): Response {
+    if (c.req.query("skip_http_redirect") === "true") return c.json({ url });
+    return c.redirect(url, 302);
+  }
+
+  app.get("/authorize", async (c) => answer(c, await providerUrl(c)));
+
+  app.get("/user/identities/authorize", async (c) => {
+    const { user } = await requireUser(c);
+    return answer(c, await providerUrl(c, user.id));
+  });
+
+  app.delete("/user/identities/:identity_id", async (c) => {
+    const { user } = await requireUser(c);
+    const id = c.req.param("identity_id");
+    if (!isUuid(id)) throw new ApiError(404, "validation_failed", "identity_id must be an UUID");
+    const { user: updated, identity } = await unlinkIdentity(
+      s,
+      user,
+      id.toLowerCase(),
+      clientIp(c),
+    );
+    // The mail goes to the address the user had when they unlinked.
+    await s.mailer.notify("identity_unlinked", { ...updated, email: user.email }, {
+      Provider: identity.provider,
+    });
+    return c.json({});
+  });
+
+  async function callback(c: Ctx): Promise<Response> {
+    let params: URLSearchParams;
+    if (c.req.method === "POST") {
+      const text = await c.req.text().catch(() => "");
+      params = new URLSearchParams(text);
+    } else params = new URL(c.req.url).searchParams;
+    let target = s.config.siteUrl;
+    try {
+      const raw = params.get("state");
+      if (!raw) {
+        throw new CallbackError(
+          "invalid_request",
+          "bad_oauth_callback",
+          "OAuth state parameter missing",
+        );
+      }
+      let state: OpenedState;
+      try {
+        state = await states.open(raw);
+      } catch (e) {
+        if (!(e instanceof StateError)) throw e;
+        throw new CallbackError(
+          "invalid_request",
+          "bad_oauth_state",
+          e.message,
+          e.data?.redirectTo,
+        );
+      }
+      target = state.redirectTo;
+      const providerError = params.get("error");
+      if (providerError) {
+        await states.consume(state).catch(() => {});
+        throw new CallbackError(
+          providerError.slice(0, 100),
+          "oauth_provider_error",
+          (params.get("error_description") ?? providerError).slice(0, 500),
+        );
+      }
+      try {
+        await states.consume(state);
+      } catch (e) {
+        if (!(e instanceof StateError)) throw e;
+        throw new CallbackError("invalid_request", "bad_oauth_state", e.message);
+      }
+      const provider = registry.get(state.provider);
+      if (!provider) {
+        throw new CallbackError("invalid_request", "provider_disabled", "Provider is not enabled");
+      }
+      const code = params.get("code");
+      if (!code) {
+        throw new CallbackError(
+          "invalid_request",
+          "bad_oauth_callback",
+          "OAuth callback with missing authorization code",
+        );
+      }
+      let result;
+      try {
+        result = await provider.complete({
+          code,
+          codeVerifier: state.providerVerifier,
+          nonce: state.nonce,
+          callback: params,
+          now: s.clock.now(),
+        });
+      } catch (e) {
+        if (
+          !(e instanceof OAuthError || e instanceof ProviderError || e instanceof ConnectionError)
+        ) {
+          throw e;
+        }
+        s.log.warn("external provider refused or failed", {
+          provider: state.provider,
+          error: e.message.split("\n")[0].slice(0, 300),
+        });
+        const what = e instanceof OAuthError ? "Unable to exchange external code" : e.message;
+        throw new CallbackError("server_error", "oauth_provider_error", what.slice(0, 300));
+      }
+      const ip = clientIp(c);
+      let user: UserRow;
+      if (state.linkUserId) {
+        user = await linkIdentity(s, state.linkUserId, provider.spec.name, result.user, ip);
+        await s.mailer.notify("identity_linked", user, { Provider: provider.spec.name });
+      } else {
+        const outcome = await signInUser(s, provider.spec.name, result.user, {
+          emailOptional: provider.spec.emailOptional === true,
+          ip,
+        });
+        user = outcome.user;
+        if (outcome.linkedByEmail) {
+          await s.mailer.notify("identity_linked", user, { Provider: provider.spec.name });
+        }
+      }
+      const to = new URL(target);
+      if (state.codeChallenge && state.codeChallengeMethod) {
+        const flow = await createFlowState(s.db, {
+          codeChallenge: state.codeChallenge,
+          codeChallengeMethod: state.codeChallengeMethod,
+          authenticationMethod: "oauth",
+          providerType: provider.spec.name,
+          providerAccessToken: result.accessToken,
+          providerRefreshToken: result.refreshToken,
+        });
+        to.searchParams.set("code", await issueAuthCode(s.db, s.clock, flow.id, user.id));
+      } else {
+        const set = await s.sessions.issue(user, {
+          method: "oauth",
+          provider: provider.spec.name,
+          ip,
+          userAgent: c.req.header("user-agent")?.slice(0, 500),
+        });
+        s.events.emit("signin", { method: "oauth", provider: provider.spec.name });
+        const frag = new URLSearchParams({
+          access_token: set.access_token,
+          token_type: set.token_type,
+          expires_in: String(set.expires_in),
+          expires_at: String(set.expires_at),
+          refresh_token: set.refresh_token,
+          provider_token: result.accessToken,
+          provider: provider.spec.name,
+        });
+        if (result.refreshToken) frag.set("provider_refresh_token", result.refreshToken);
+        to.hash = frag.toString();
+      }
+      return c.redirect(to.href, c.req.method === "POST" ? 303 : 302);
+    } catch (e) {
+      return errorRedirect(c, s, e, target);
+    }
+  }
+
+  app.get("/callback", callback);
+  app.post("/callback", callback);
+}
+
+/** Redirects to `target` with the error in the query and the fragment (as GoTrue does). */
+function errorRedirect(c: Ctx, s: Services, e: unknown, fallback: string): Response {
+  let error: string, code: string, description: string;
+  let target = fallback;
+  if (e instanceof CallbackError) {
+    ({ error, errorCode: code } = e);
+    description = e.message;
+    if (e.target) target = e.target;
+  } else if (e instanceof ApiError) {
+    code = e.errorCode;
+    error = DENIED.has(code)
+      ? "access_denied"
+      : e.status >= 500
+      ? "server_error"
+      : "invalid_request";
+    description = e.message;
+  } else {
+    s.log.error("external sign-in failed", {
+      error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+    });
+    error = "server_error";
+    code = "unexpected_failure";
+    description = "Unexpected failure, please check server logs for more information";
+  }
+  const to = new URL(target);
+  const q = new URLSearchParams({ error, error_code: code, error_description: description });
+  for (const [k, v] of q) to.searchParams.set(k, v);
+  to.hash = q.toString();
+  return c.redirect(to.href, c.req.method === "POST" ? 303 : 302);
+}

@@ -1,0 +1,159 @@
+/**
+ * The OAuth `state` of an external sign-in: everything the callback needs
+ * (provider, redirect target, the client's PKCE challenge, our own PKCE
+ * verifier for the provider, the OpenID nonce, the user being linked),
+ * sealed into the state value itself so `/authorize` writes nothing.
+ *
+ * Sealing is a JWE (`dir`, A256GCM) under a key derived from JWT_SECRET with
+ * HKDF: AES-GCM authenticates the whole token, so any change is refused
+ * (tampering), and it also hides the PKCE verifier from whoever sees the URL
+ * (the verifier must stay secret from anyone who might intercept the code).
+ * The state expires after STATE_TTL seconds (server clock) and works once:
+ * its `jti` is recorded in `oauth_state_uses` in the same database every
+ * server process shares, so a replayed callback is refused.
+ */
+import { jose } from "../../deps.ts";
+import type { Db } from "../db/db.ts";
+import type { Clock } from "./clock.ts";
+
+/** Seconds a state is valid: the time a person may spend at the provider. */
+export const STATE_TTL = 600;
+
+/** What the state carries. */
+export interface OAuthStateData {
+  provider: string;
+  /** Where the user goes afterwards (already checked against SITE_URL / URI_ALLOW_LIST). */
+  redirectTo: string;
+  /** The OpenID Connect nonce sent to the provider. */
+  nonce: string;
+  /** Our PKCE verifier for the provider (never shown in clear). */
+  providerVerifier?: string;
+  /** The client's PKCE challenge (PKCE flow: the callback answers `?code=`). */
+  codeChallenge?: string;
+  codeChallengeMethod?: "s256" | "plain";
+  /** Linking: the signed-in user who asked. */
+  linkUserId?: string;
+}
+
+/** An opened state. */
+export interface OpenedState extends OAuthStateData {
+  jti: string;
+  exp: number;
+}
+
+/** Why a state was refused. */
+export type StateProblem = "malformed" | "tampered" | "expired" | "replayed";
+
+/** A refused state; `data` is set when the state was genuine (expired or replayed). */
+export class StateError extends Error {
+  constructor(readonly problem: StateProblem, readonly data?: OAuthStateData) {
+    super(
+      problem === "expired"
+        ? "OAuth state has expired"
+        : problem === "replayed"
+        ? "OAuth state has already been used"
+        : "OAuth state parameter is invalid",
+    );
+    this.name = "StateError";
+  }
+}
+
+async function deriveKey(secret: string): Promise<Uint8Array> {
+  const enc = new TextEncoder();
+  const base = await crypto.subtle.importKey("raw", enc.encode(secret), "HKDF", false, [
+    "deriveBits",
+  ]);
+  const bits = await crypto.subtle.deriveBits(
+    { name: "HKDF", hash: "SHA-256", salt: enc.encode("authsvc"), info: enc.encode("oauth-state") },
+    base,
+    256,
+  );
+  return new Uint8Array(bits);
+}
+
+function dataOf(p: Record<string, unknown>): OAuthStateData | undefined {
+  if (typeof p.provider !== "string" || typeof p.redirectTo !== "string") return undefined;
+  return {
+    provider: p.provider,
+    redirectTo: p.redirectTo,
+    nonce: String(p.nonce ?? ""),
+    providerVerifier: typeof p.providerVerifier === "string" ? p.providerVerifier : undefined,
+    codeChallenge: typeof p.codeChallenge === "string" ? p.codeChallenge : undefined,
+    codeChallengeMethod: p.codeChallengeMethod === "plain"
+      ? "plain"
+      : p.codeChallengeMethod === "s256"
+      ? "s256"
+      : undefined,
+    linkUserId: typeof p.linkUserId === "string" ? p.linkUserId : undefined,
+  };
+}
+
+/** Seals, opens and consumes states. */
+export class OAuthStates {
+  readonly #key: Promise<Uint8Array>;
+  readonly #table: string;
+
+  constructor(readonly db: Db, jwtSecret: string, readonly clock: Clock) {
+    this.#key = deriveKey(jwtSecret);
+    this.#table = db.t("oauth_state_uses");
+  }
+
+  /** A state value for `data`, valid for STATE_TTL seconds from now. */
+  async seal(data: OAuthStateData): Promise<string> {
+    const now = Math.floor(this.clock.now().getTime() / 1000);
+    const payload: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(data)) if (v !== undefined) payload[k] = v;
+    return await new jose.EncryptJWT(payload)
+      .setProtectedHeader({ alg: "dir", enc: "A256GCM" })
+      .setIssuedAt(now)
+      .setExpirationTime(now + STATE_TTL)
+      .setJti(crypto.randomUUID())
+      .encrypt(await this.#key);
+  }
+
+  /**
+   * Opens a state without using it up.
+   *
+   * @throws {StateError} malformed, tampered or expired
+   */
+  async open(state: string): Promise<OpenedState> {
+    if (typeof state !== "string" || state.length === 0 || state.length > 4096) {
+      throw new StateError("malformed");
+    }
+    try {
+      const { payload } = await jose.jwtDecrypt(state, await this.#key, {
+        currentDate: this.clock.now(),
+        clockTolerance: 0,
+        keyManagementAlgorithms: ["dir"],
+        contentEncryptionAlgorithms: ["A256GCM"],
+        requiredClaims: ["exp", "jti"],
+      });
+      const data = dataOf(payload);
+      if (!data) throw new StateError("malformed");
+      return { ...data, jti: String(payload.jti), exp: Number(payload.exp) };
+    } catch (e) {
+      if (e instanceof StateError) throw e;
+      if (e instanceof jose.errors.JWTExpired) {
+        throw new StateError("expired", dataOf(e.payload));
+      }
+      if (e instanceof jose.errors.JWEDecryptionFailed) throw new StateError("tampered");
+      throw new StateError("malformed");
+    }
+  }
+
+  /**
+   * Marks an opened state used.
+   *
+   * @throws {StateError} replayed, when it was used before
+   */
+  async consume(state: OpenedState): Promise<void> {
+    const now = this.clock.now();
+    await this.db.query(`DELETE FROM ${this.#table} WHERE expires_at < $1`, [now]);
+    const rows = await this.db.query(
+      `INSERT INTO ${this.#table} (jti, expires_at) VALUES ($1, $2)
+       ON CONFLICT (jti) DO NOTHING RETURNING jti`,
+      [state.jti, new Date(state.exp * 1000)],
+    );
+    if (rows.length === 0) throw new StateError("replayed", state);
+  }
+}

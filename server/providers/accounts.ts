@@ -1,0 +1,407 @@
+/**
+ * Account decisions of an external sign-in (GoTrue's DetermineAccountLinking,
+ * kept strict): the identity (provider, provider id) decides first; without
+ * one, the user is linked to an existing account ONLY through an address the
+ * provider verified, else a new user is created. An unverified address never
+ * reaches an existing account: a new user gets it only when nobody has it,
+ * and cannot sign in before it is verified.
+ *
+ * Linking an existing account that never confirmed its address (someone may
+ * have signed up with a victim's address and a password of their own) drops
+ * that password and the other identities first, then confirms the address:
+ * the provider proved ownership, the squatter's password must not survive.
+ */
+import { ApiError } from "../api/errors.ts";
+import type { ProviderName } from "../config.ts";
+import { isUniqueViolation, type Queryable } from "../db/db.ts";
+import type { IdentityRow, UserRow } from "../auth/users.ts";
+import type { Services } from "../services.ts";
+import type { ProviderEmail, ProviderUser } from "./types.ts";
+
+/** The result of a sign-in decision. */
+export interface AccountOutcome {
+  user: UserRow;
+  /** A new user was created. */
+  created: boolean;
+  /** A new identity was linked to an existing user by a verified address. */
+  linkedByEmail: boolean;
+}
+
+/** The address that represents the user: the primary one, else the first verified, else the first. */
+export function candidateEmail(emails: ProviderEmail[]): ProviderEmail | undefined {
+  return emails.find((e) => e.primary) ?? emails.find((e) => e.verified) ?? emails[0];
+}
+
+/** The identity_data GoTrue stores (and auth-js shows) for a provider user. */
+export function identityData(u: ProviderUser): Record<string, unknown> {
+  const c = candidateEmail(u.emails);
+  const d: Record<string, unknown> = {
+    iss: u.issuer,
+    sub: u.id,
+    provider_id: u.id,
+    email: c?.email.toLowerCase(),
+    email_verified: c?.verified ?? false,
+    phone_verified: false,
+    name: u.name,
+    full_name: u.name,
+    avatar_url: u.avatarUrl,
+    picture: u.avatarUrl,
+    user_name: u.userName,
+    preferred_username: u.userName,
+    custom_claims: u.customClaims && Object.keys(u.customClaims).length
+      ? u.customClaims
+      : undefined,
+  };
+  for (const k of Object.keys(d)) if (d[k] === undefined) delete d[k];
+  return d;
+}
+
+function bannedCheck(s: Services, user: UserRow): void {
+  if (user.banned_until && new Date(user.banned_until) > s.clock.now()) {
+    throw new ApiError(403, "user_banned", "User is banned");
+  }
+}
+
+async function findIdentity(
+  s: Services,
+  provider: string,
+  providerId: string,
+  q: Queryable,
+): Promise<IdentityRow | undefined> {
+  const [row] = await q.query<IdentityRow>(
+    `SELECT * FROM ${s.users.identities} WHERE provider = $1 AND provider_id = $2`,
+    [provider, providerId],
+  );
+  return row;
+}
+
+async function touchIdentity(
+  s: Services,
+  id: string,
+  data: Record<string, unknown>,
+  q: Queryable,
+): Promise<void> {
+  const email = typeof data.email === "string" ? data.email : null;
+  await q.query(
+    `UPDATE ${s.users.identities} SET identity_data = $2, email = $3, last_sign_in_at = $4,
+       updated_at = $4 WHERE id = $1`,
+    [id, JSON.stringify(data), email, s.clock.now()],
+  );
+}
+
+/** Users owning one of `emails` (as user e-mail or through an identity's e-mail). */
+async function ownersOf(s: Services, emails: string[], q: Queryable): Promise<string[]> {
+  const rows = await q.query<{ id: string }>(
+    `SELECT id FROM ${s.users.table} WHERE email = ANY($1::text[]) AND deleted_at IS NULL
+     UNION SELECT user_id AS id FROM ${s.users.identities} WHERE email = ANY($1::text[])`,
+    [emails],
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Finds or creates the user of a provider sign-in (in one transaction).
+ *
+ * @throws {ApiError} signup_disabled, user_banned, provider_email_needs_verification,
+ *   or 500 when the provider told no address and one is needed
+ */
+export async function signInUser(
+  s: Services,
+  provider: ProviderName,
+  pu: ProviderUser,
+  opts: { emailOptional: boolean; ip: string },
+): Promise<AccountOutcome> {
+  if (pu.emails.length === 0 && !opts.emailOptional) {
+    throw new ApiError(
+      422,
+      "provider_email_needs_verification",
+      `Error getting user email from external provider: ${provider} did not share an e-mail address`,
+    );
+  }
+  const data = identityData(pu);
+  const outcome = await s.db.transaction(
+    async (tx): Promise<AccountOutcome & { unverified?: boolean }> => {
+      const existing = await findIdentity(s, provider, pu.id, tx);
+      if (existing) {
+        const user = await s.users.findById(existing.user_id, tx);
+        if (!user) throw new ApiError(404, "user_not_found", "User not found");
+        bannedCheck(s, user);
+        await touchIdentity(s, existing.id, data, tx);
+        let fresh = await mergeMetadata(s, user, data, provider, tx);
+        let unverified = false;
+        if (fresh.email && !fresh.email_confirmed_at) {
+          const c = candidateEmail(pu.emails);
+          const proven = c?.verified && c.email.toLowerCase() === fresh.email;
+          if (proven || s.config.mailer.autoconfirm) {
+            fresh = await s.users.update(fresh.id, { email_confirmed_at: s.clock.now() }, tx) ??
+              fresh;
+          } else unverified = true;
+        } else if (!fresh.email && !opts.emailOptional) unverified = true;
+        if (!unverified) {
+          await s.audit.record({
+            action: "login",
+            actorId: user.id,
+            actorUsername: user.email ?? "",
+            traits: { provider },
+            ip: opts.ip,
+          }, tx);
+        }
+        return { user: fresh, created: false, linkedByEmail: false, unverified };
+      }
+
+      const verified = [
+        ...new Set(
+          pu.emails.filter((e) => e.verified).map((e) => e.email.toLowerCase()),
+        ),
+      ];
+      const candidate = candidateEmail(pu.emails);
+      if (verified.length) {
+        const owners = [...new Set(await ownersOf(s, verified, tx))];
+        if (owners.length > 1) {
+          throw new ApiError(
+            422,
+            "email_exists",
+            "Multiple accounts with the same email address exist; sign in to one and link the others",
+          );
+        }
+        if (owners.length === 1) {
+          let user = await s.users.findById(owners[0], tx);
+          if (!user) throw new ApiError(404, "user_not_found", "User not found");
+          bannedCheck(s, user);
+          if (!user.email_confirmed_at && user.email) {
+            // Pre-account-takeover defence: the unconfirmed account's password and
+            // other identities go; the provider proved who owns the address.
+            await tx.query(`DELETE FROM ${s.users.identities} WHERE user_id = $1`, [user.id]);
+            user = await s.users.update(user.id, {
+              encrypted_password: null,
+              email_confirmed_at: s.clock.now(),
+            }, tx) ?? user;
+          }
+          const identity = await s.users.createIdentity({
+            user_id: user.id,
+            provider,
+            provider_id: pu.id,
+            identity_data: data,
+          }, tx);
+          const fresh = await mergeMetadata(s, user, data, provider, tx);
+          await s.audit.record({
+            action: "identity_linked",
+            actorId: user.id,
+            actorUsername: user.email ?? "",
+            traits: { identity_id: identity.id, provider, provider_id: pu.id },
+            ip: opts.ip,
+          }, tx);
+          await s.audit.record({
+            action: "login",
+            actorId: user.id,
+            actorUsername: user.email ?? "",
+            traits: { provider },
+            ip: opts.ip,
+          }, tx);
+          return { user: fresh, created: false, linkedByEmail: true };
+        }
+      }
+
+      if (s.config.disableSignup) {
+        throw new ApiError(422, "signup_disabled", "Signups not allowed for this instance");
+      }
+      let email = candidate?.email.toLowerCase() ?? null;
+      if (email && !candidate?.verified && await s.users.findByEmail(email, tx)) {
+        email = null; // an unverified address that someone already has stays theirs
+      }
+      const confirmed = !!email && (candidate!.verified || s.config.mailer.autoconfirm);
+      const now = s.clock.now();
+      let user: UserRow;
+      try {
+        user = await s.users.create({
+          aud: s.config.jwt.aud,
+          role: "authenticated",
+          email,
+          email_confirmed_at: confirmed ? now : null,
+          raw_app_meta_data: { provider, providers: [provider] },
+          raw_user_meta_data: data,
+        }, tx);
+      } catch (e) {
+        if (isUniqueViolation(e)) {
+          throw new ApiError(
+            422,
+            "email_exists",
+            "A user with this email address has already been registered",
+          );
+        }
+        throw e;
+      }
+      await s.users.createIdentity({
+        user_id: user.id,
+        provider,
+        provider_id: pu.id,
+        identity_data: data,
+      }, tx);
+      await s.audit.record({
+        action: "user_signedup",
+        actorId: user.id,
+        actorUsername: user.email ?? "",
+        traits: { provider },
+        ip: opts.ip,
+      }, tx);
+      const needsVerification = !confirmed && !(opts.emailOptional && !email);
+      return { user, created: true, linkedByEmail: false, unverified: needsVerification };
+    },
+  );
+  if (outcome.created) s.events.emit("signup", { method: "oauth", provider });
+  if (outcome.unverified) {
+    throw new ApiError(
+      422,
+      "provider_email_needs_verification",
+      `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`,
+    );
+  }
+  return { user: outcome.user, created: outcome.created, linkedByEmail: outcome.linkedByEmail };
+}
+
+/** Merges identity data into user_metadata and adds the provider to app_metadata. */
+async function mergeMetadata(
+  s: Services,
+  user: UserRow,
+  data: Record<string, unknown>,
+  provider: string,
+  q: Queryable,
+): Promise<UserRow> {
+  const meta = { ...user.raw_user_meta_data, ...data };
+  await s.users.update(user.id, { raw_user_meta_data: meta }, q);
+  await s.users.addProvider(user.id, provider, q);
+  return await s.users.findById(user.id, q) ?? user;
+}
+
+/**
+ * Links a provider identity to a signed-in user (GET /user/identities/authorize).
+ *
+ * @throws {ApiError} identity_already_exists when the identity belongs to anyone already
+ */
+export async function linkIdentity(
+  s: Services,
+  userId: string,
+  provider: ProviderName,
+  pu: ProviderUser,
+  ip: string,
+): Promise<UserRow> {
+  const data = identityData(pu);
+  return await s.db.transaction(async (tx) => {
+    const target = await s.users.findById(userId, tx);
+    if (!target) throw new ApiError(422, "user_not_found", "Linking target user not found");
+    bannedCheck(s, target);
+    const existing = await findIdentity(s, provider, pu.id, tx);
+    if (existing) {
+      throw new ApiError(
+        422,
+        "identity_already_exists",
+        existing.user_id === target.id
+          ? "Identity is already linked"
+          : "Identity is already linked to another user",
+      );
+    }
+    const identity = await s.users.createIdentity({
+      user_id: target.id,
+      provider,
+      provider_id: pu.id,
+      identity_data: data,
+    }, tx);
+    const c = candidateEmail(pu.emails);
+    if (!target.email && c?.verified) {
+      try {
+        await s.users.update(target.id, {
+          email: c.email,
+          email_confirmed_at: s.clock.now(),
+          is_anonymous: false,
+        }, tx);
+      } catch (e) {
+        if (isUniqueViolation(e)) {
+          throw new ApiError(
+            400,
+            "email_exists",
+            "A user with this email address has already been registered",
+          );
+        }
+        throw e;
+      }
+    }
+    await s.users.addProvider(target.id, provider, tx);
+    await s.audit.record({
+      action: "identity_linked",
+      actorId: target.id,
+      actorUsername: target.email ?? "",
+      traits: { identity_id: identity.id, provider, provider_id: pu.id },
+      ip,
+    }, tx);
+    return await s.users.findById(target.id, tx) ?? target;
+  });
+}
+
+/**
+ * Unlinks one identity of a user (DELETE /user/identities/<id>): never the
+ * last one. The user's address follows the remaining identities when it came
+ * from the removed one, and app_metadata.providers is recomputed.
+ *
+ * @throws {ApiError} single_identity_not_deletable, identity_not_found,
+ *   email_conflict_identity_not_deletable
+ */
+export async function unlinkIdentity(
+  s: Services,
+  user: UserRow,
+  identityId: string,
+  ip: string,
+): Promise<{ user: UserRow; identity: IdentityRow }> {
+  return await s.db.transaction(async (tx) => {
+    const identities = await s.users.listIdentities(user.id, tx);
+    if (identities.length <= 1) {
+      throw new ApiError(
+        422,
+        "single_identity_not_deletable",
+        "User must have at least 1 identity after unlinking",
+      );
+    }
+    const identity = identities.find((i) => i.id === identityId);
+    if (!identity) throw new ApiError(422, "identity_not_found", "Identity doesn't exist");
+    await tx.query(`DELETE FROM ${s.users.identities} WHERE id = $1`, [identity.id]);
+    const rest = identities.filter((i) => i.id !== identity.id);
+    const fields: Record<string, unknown> = {};
+    if (identity.provider === "phone") {
+      fields.phone = null;
+      fields.phone_confirmed_at = null;
+    } else if (user.email && !rest.some((i) => i.email === user.email)) {
+      const next = rest.find((i) => i.email);
+      fields.email = next?.email ?? null;
+      const verified = next?.identity_data.email_verified === true || s.config.mailer.autoconfirm;
+      fields.email_confirmed_at = next && verified ? s.clock.now() : null;
+    }
+    const providers = [...new Set(rest.map((i) => i.provider))];
+    const app: Record<string, unknown> = { ...user.raw_app_meta_data, providers };
+    if (!providers.includes(String(app.provider))) app.provider = providers[0];
+    fields.raw_app_meta_data = app;
+    let updated: UserRow | null;
+    try {
+      updated = await s.users.update(user.id, fields, tx);
+    } catch (e) {
+      if (isUniqueViolation(e)) {
+        throw new ApiError(
+          422,
+          "email_conflict_identity_not_deletable",
+          "Unable to unlink identity due to email conflict",
+        );
+      }
+      throw e;
+    }
+    await s.audit.record({
+      action: "identity_unlinked",
+      actorId: user.id,
+      actorUsername: user.email ?? "",
+      traits: {
+        identity_id: identity.id,
+        provider: identity.provider,
+        provider_id: identity.provider_id,
+      },
+      ip,
+    }, tx);
+    return { user: updated ?? user, identity };
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * Facebook Login: the `email` scope (public_profile is implied), client id
+ * and secret in the token request, the user from the Graph API
+ * `GET /me?fields=id,name,email,first_name,last_name,picture` with
+ * `appsecret_proof` (HMAC-SHA256 of the token keyed by the app secret). The
+ * Graph API answers `email` only for a confirmed address.
+ * Docs: developers.facebook.com/docs/facebook-login/guides/advanced/manual-flow,
+ * .../graph-api/securing-requests
+ */
+import { hmacKey } from "../auth/crypto.ts";
+import { getJson, obj, str } from "./http.ts";
+import { chooseBase, type ProviderSpec } from "./types.ts";
+
+async function appsecretProof(secret: string, token: string): Promise<string> {
+  const sig = await crypto.subtle.sign(
+    "HMAC",
+    await hmacKey(secret),
+    new TextEncoder().encode(token),
+  );
+  return Array.from(new Uint8Array(sig), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export const facebook: ProviderSpec = {
+  name: "facebook",
+  endpoints(url) {
+    const graph = chooseBase(url, "https://graph.facebook.com");
+    return {
+      authorize: `${chooseBase(url, "https://www.facebook.com")}/dialog/oauth`,
+      token: `${graph}/oauth/access_token`,
+      api: graph,
+    };
+  },
+  scopes: ["email"],
+  authScheme: "request_body",
+  pkce: false,
+  async fetchUser(ctx) {
+    const u = await getJson(ctx, `${ctx.endpoints.api}/me`, {
+      params: {
+        fields: "id,name,email,first_name,last_name,picture",
+        appsecret_proof: await appsecretProof(ctx.settings.secret, ctx.token.token),
+      },
+    });
+    const email = str(u.email);
+    const full = [str(u.first_name), str(u.last_name)].filter(Boolean).join(" ");
+    return {
+      id: String(u.id ?? ""),
+      issuer: ctx.endpoints.api,
+      emails: email ? [{ email, verified: true, primary: true }] : [],
+      name: full || str(u.name),
+      avatarUrl: str(obj(obj(u.picture).data).url),
+      userName: str(u.name),
+    };
+  },
+};

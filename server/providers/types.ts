@@ -1,0 +1,99 @@
+/**
+ * What every external provider module describes: its endpoints (with the
+ * `EXTERNAL_<X>_URL` base override applied), default scopes, how the client
+ * authenticates at the token endpoint, whether PKCE and ID tokens are used,
+ * and how its user-info answer (or ID token) becomes one identity.
+ *
+ * The OAuth side of every provider runs on this repository's own client
+ * library (`mod.ts`): the registry builds a `Client`, `/authorize` asks it for
+ * the authorization URL and `/callback` exchanges the code with
+ * `client.authCode.getToken` and reads the user with `AccessToken.get`.
+ */
+import type { AccessToken, AuthScheme, Client } from "../../mod.ts";
+import type { ProviderConfig, ProviderName } from "../config.ts";
+
+/** One e-mail address a provider reports for the user. */
+export interface ProviderEmail {
+  email: string;
+  /** True only when the provider says it verified the address. */
+  verified: boolean;
+  primary: boolean;
+}
+
+/** The user as one provider describes them, before any account decision. */
+export interface ProviderUser {
+  /** The provider's stable user id (`sub`); the identity's provider_id. */
+  id: string;
+  emails: ProviderEmail[];
+  name?: string;
+  avatarUrl?: string;
+  /** Login handle, where the provider has one (github, twitter). */
+  userName?: string;
+  /** Further claims kept in `identity_data.custom_claims`. */
+  customClaims?: Record<string, unknown>;
+  /** The issuer or API base the data came from (`identity_data.iss`). */
+  issuer: string;
+}
+
+/** ID-token rules of a provider that issues them (OpenID Connect). */
+export interface IdTokenRules {
+  /** Where the signing keys are published. */
+  jwksUri: string;
+  /** The expected `iss`; a function where it depends on the token (azure tenants). */
+  issuer: string | ((iss: string, claims: Record<string, unknown>) => boolean);
+}
+
+/** The endpoints of one provider after the base-URL override. */
+export interface Endpoints {
+  authorize: string;
+  token: string;
+  /** User-info or API base, as the provider module needs it. */
+  api: string;
+  idToken?: IdTokenRules;
+}
+
+/** What a provider module's `fetchUser` receives. */
+export interface UserInfoContext {
+  client: Client;
+  token: AccessToken;
+  endpoints: Endpoints;
+  settings: ProviderConfig;
+  /** The verified ID token's claims, when the provider sent one. */
+  idClaims?: Record<string, unknown>;
+  /** Parameters of the callback request (apple posts `user` there). */
+  callback: URLSearchParams;
+}
+
+/** The description of one external provider. */
+export interface ProviderSpec {
+  name: ProviderName;
+  /** Endpoints for a base URL override ("" when unset). */
+  endpoints(baseUrl: string): Endpoints;
+  /** Scopes always requested (e-mail and name). */
+  scopes: string[];
+  /** Client authentication at the token endpoint. */
+  authScheme: AuthScheme;
+  /** Send a PKCE challenge to the provider (required by some, e.g. twitter). */
+  pkce: boolean;
+  /** Extra authorization parameters (apple's response_mode=form_post ...). */
+  authorizeParams?: Record<string, string>;
+  /** Extra headers of the token request (notion wants a JSON body). */
+  tokenHeaders?: Record<string, string>;
+  /** The provider may not tell an e-mail address at all (snapchat). */
+  emailOptional?: boolean;
+  /** Reads the user from the provider's answers. */
+  fetchUser(ctx: UserInfoContext): Promise<ProviderUser>;
+}
+
+/** Raised for an unusable provider answer; `/callback` turns it into an error redirect. */
+export class ProviderError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "ProviderError";
+  }
+}
+
+/** `base` without trailing slashes, or `fallback` when the override is unset. */
+export function chooseBase(base: string, fallback: string): string {
+  return (base || fallback).replace(/\/+$/, "");
+}

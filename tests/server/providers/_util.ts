@@ -1,0 +1,115 @@
+/** Helpers of the external-provider tests: a server wired to provider fakes, and the browser's part. */
+import {
+  type FakeUser,
+  type ProviderFake,
+  startProviderFake,
+} from "../../helpers/provider_fakes.ts";
+import { startTestServer, type TestServer } from "../../helpers/server.ts";
+
+/** The redirect URI every fake sends the browser back to (rewritten to the test server). */
+export const REDIRECT_URI = "http://localhost:8081/callback";
+/** The site the server redirects to afterwards. */
+export const SITE = "http://localhost:3000";
+
+export type Json = Record<string, unknown>;
+
+/** A server with the given fakes enabled. */
+export async function serverWithFakes(
+  names: string[],
+  env: Record<string, string> = {},
+): Promise<{ srv: TestServer; fakes: Record<string, ProviderFake>; close(): Promise<void> }> {
+  const fakes: Record<string, ProviderFake> = {};
+  for (const n of names) fakes[n] = await startProviderFake(n, { user: defaultUser() });
+  const all: Record<string, string> = {};
+  for (const f of Object.values(fakes)) Object.assign(all, f.env(REDIRECT_URI));
+  const srv = await startTestServer({ ...all, ...env });
+  return {
+    srv,
+    fakes,
+    async close() {
+      await srv.close();
+      for (const f of Object.values(fakes)) await f.close();
+    },
+  };
+}
+
+let counter = 1000;
+
+/** A fresh person with a verified address. */
+export function defaultUser(over: Partial<FakeUser> = {}): FakeUser {
+  const id = String(++counter + Math.floor(Math.random() * 1e6) * 1000);
+  return {
+    id,
+    email: `p${id}@example.org`,
+    emailVerified: true,
+    name: "Ada Lovelace",
+    avatar: `https://img.example/${id}.png`,
+    ...over,
+  };
+}
+
+/** The server's answer after the browser came back from the provider. */
+export interface Landing {
+  status: number;
+  location: URL;
+  /** Fragment parameters (session, or error). */
+  hash: URLSearchParams;
+  query: URLSearchParams;
+}
+
+/** GETs a server path without following redirects and returns the Location. */
+export async function redirectOf(
+  srv: TestServer,
+  path: string,
+  init: RequestInit = {},
+): Promise<URL> {
+  const res = await srv.fetch(path, { redirect: "manual", ...init });
+  const body = await res.text();
+  const loc = res.headers.get("location");
+  if (!loc) throw new Error(`${path}: no redirect (${res.status} ${body})`);
+  return new URL(loc);
+}
+
+/** Sends the browser's callback request to the test server. */
+export async function land(
+  srv: TestServer,
+  cb: { url: string; init: RequestInit },
+): Promise<Landing> {
+  const u = new URL(cb.url);
+  const res = await srv.fetch(`${u.pathname}${u.search}`, { ...cb.init, redirect: "manual" });
+  await res.body?.cancel();
+  const location = new URL(res.headers.get("location") ?? "about:blank");
+  return {
+    status: res.status,
+    location,
+    hash: new URLSearchParams(location.hash.slice(1)),
+    query: location.searchParams,
+  };
+}
+
+/** The whole browser round trip: /authorize, consent at the fake, /callback. */
+export async function signIn(
+  srv: TestServer,
+  fake: ProviderFake,
+  opts: {
+    query?: Record<string, string>;
+    postUser?: unknown;
+    path?: string;
+    headers?: HeadersInit;
+  } = {},
+): Promise<Landing> {
+  const q = new URLSearchParams({ provider: fake.name, ...opts.query });
+  if (fake.name === "workos" && !q.has("connection")) q.set("connection", "conn_123");
+  const to = await redirectOf(srv, `${opts.path ?? "/authorize"}?${q}`, { headers: opts.headers });
+  const cb = await fake.approve(to.href, { postUser: opts.postUser });
+  return await land(srv, cb);
+}
+
+/** GET /user with a token. */
+export async function getUser(
+  srv: TestServer,
+  token: string,
+): Promise<{ status: number; body: Json }> {
+  const res = await srv.fetch("/user", { headers: { authorization: `Bearer ${token}` } });
+  return { status: res.status, body: await res.json() };
+}
