@@ -1,0 +1,82 @@
+/** server/main.ts as a process: the command line, configuration errors, migrate, shutdown. */
+import assert from "node:assert/strict";
+import { runServerCommand, startServerProcess } from "../../helpers/process.ts";
+import { VERSION } from "../../../server/version.ts";
+
+Deno.test("main --help lists the commands; version prints the version", async () => {
+  const help = await runServerCommand(["--help"]);
+  assert.equal(help.code, 0);
+  for (const word of ["serve", "migrate", "version", "--env-file"]) {
+    assert.ok(help.stdout.includes(word), `--help mentions ${word}`);
+  }
+  const v = await runServerCommand(["version"]);
+  assert.equal(v.code, 0);
+  assert.equal(v.stdout.trim(), VERSION);
+  const bad = await runServerCommand(["frobnicate"]);
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /frobnicate/);
+});
+
+Deno.test("a bad configuration stops the start with one line per problem, exit 1", async () => {
+  const r = await runServerCommand(["serve"], {
+    AUTHSVC_JWT_SECRET: "",
+    AUTHSVC_JWT_EXP: "soon",
+    AUTHSVC_MAILER_AUTOCONFIRM: "maybe",
+    AUTHSVC_SITE_URL: "not a url",
+  });
+  assert.equal(r.code, 1);
+  // one indented line per problem under the heading (Deno may print its own warnings first)
+  const lines = r.stderr.split("\n").filter((l) => l.startsWith("  ")).map((l) => l.trim());
+  assert.equal(lines.length, 4, r.stderr);
+  assert.ok(lines.some((l) => l.startsWith("AUTHSVC_JWT_SECRET: required")));
+  assert.ok(lines.some((l) => l.startsWith("AUTHSVC_JWT_EXP: expected an integer")));
+  assert.ok(lines.some((l) => l.startsWith("AUTHSVC_MAILER_AUTOCONFIRM: expected true or false")));
+  assert.ok(lines.some((l) => l.startsWith("AUTHSVC_SITE_URL: expected an http(s) URL")));
+});
+
+Deno.test("migrate applies the migrations once, then has nothing to do", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "authsvc-migrate-" });
+  try {
+    const env = {
+      AUTHSVC_DB_DATA_DIR: dir,
+      AUTHSVC_DB_NAMESPACE: "mig",
+      AUTHSVC_OPERATOR_TOKEN: "legacy",
+    };
+    const first = await runServerCommand(["migrate"], env);
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /applied migration 0001_init\.sql/);
+    assert.match(first.stdout, /AUTHSVC_OPERATOR_TOKEN is deprecated/);
+    const again = await runServerCommand(["migrate"], env);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /no pending migrations/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("SIGTERM: requests in flight are answered, then the process exits 0", async () => {
+  const p = await startServerProcess({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    // Each sign-up hashes a password (tens of ms of CPU, queued on the worker
+    // pool): once the first has answered, the rest are still being worked on.
+    const signUp = (i: number) =>
+      fetch(`${p.url}/signup`, {
+        method: "POST",
+        headers: { "content-type": "application/json", connection: "close" },
+        body: JSON.stringify({ email: `inflight-${i}@example.com`, password: "secret-pw-1" }),
+      }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    const first = signUp(0);
+    const rest = Array.from({ length: 12 }, (_, i) => signUp(i + 1));
+    assert.equal((await first).status, 200);
+    const code = p.stop("SIGTERM");
+    const answers = await Promise.allSettled(rest);
+    const answered = answers.filter((a) => a.status === "fulfilled").map((a) => a.value);
+    assert.ok(answered.length > 0);
+    for (const a of answered) assert.equal(a.status, 200, JSON.stringify(a.body));
+    assert.equal(await code, 0);
+    assert.ok(p.stdout.some((l) => l.includes("SIGTERM received")), p.stdout.join("\n"));
+    assert.ok(p.stdout.some((l) => l.includes('"stopped"')), p.stdout.join("\n"));
+  } finally {
+    await p.stop("SIGKILL");
+  }
+});
