@@ -266,8 +266,12 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
         user = (await hook({ c, s, user, channel, body, redirectTo, duplicate: false })) ?? user;
       }
     } catch (e) {
-      // As if the sign-up never happened (GoTrue rolls back its transaction).
-      await s.users.delete(user.id).catch(() => {});
+      // As if the sign-up never happened (GoTrue rolls back its transaction),
+      // except when the mail server failed: the user stays, and POST /resend
+      // sends the confirmation once mail works again (issue 4).
+      if (!(e instanceof ApiError && e.errorCode === "email_send_failed")) {
+        await s.users.delete(user.id).catch(() => {});
+      }
       throw e;
     }
     return c.json(userToJson(user, { identities: await s.users.listIdentities(user.id) }));

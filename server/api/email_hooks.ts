@@ -1,0 +1,170 @@
+/**
+ * The e-mail side of endpoints other groups own, plugged in through their
+ * hooks:
+ * - POST /signup (autoconfirm off): the confirmation mail, with PKCE when the
+ *   body has `code_challenge`; a repeated sign-up of an unconfirmed address
+ *   sends it again within the limits (a confirmed one gets nothing).
+ * - POST /token?grant_type=pkce {auth_code, code_verifier}: the PKCE exchange.
+ * - PUT /user `email`: the e-mail change (a mail to the new address, and to
+ *   the current one too when MAILER_SECURE_EMAIL_CHANGE_ENABLED; at once with
+ *   MAILER_AUTOCONFIRM); `password` with
+ *   SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION needs `nonce` from
+ *   GET /reauthenticate; the password-changed notification mail.
+ */
+import type { Hono } from "../../deps.ts";
+import { createFlowState, exchangeAuthCode, readPkceParams } from "../auth/pkce.ts";
+import { verifyRedirectTo } from "../auth/redirect.ts";
+import { sendActionMail } from "../mail/flows.ts";
+import type { Services } from "../services.ts";
+import { type AppEnv, clientIp } from "./context.ts";
+import { ApiError } from "./errors.ts";
+import { checkEmail, optString, redirectToParam } from "./input.ts";
+import { requireEmailEnabled } from "./magiclink.ts";
+import { onSignup } from "./signup.ts";
+import { onGrant } from "./token.ts";
+import { onUserUpdate, type UserUpdate } from "./user.ts";
+
+async function nonceStep(u: UserUpdate): Promise<void> {
+  const { s, user } = u;
+  if (u.password === undefined || !s.config.security.updatePasswordRequireReauthentication) return;
+  const nonce = optString(u.body, "nonce", 64);
+  if (!nonce) {
+    throw new ApiError(400, "reauthentication_needed", "Password update requires reauthentication");
+  }
+  const pending = await s.otp.pending(user.id, "reauthentication");
+  const ok = pending &&
+    await s.otp.verifyCode(["reauthentication"], pending.relates_to, nonce).then(
+      () => true,
+      () => false,
+    );
+  if (!ok) {
+    throw new ApiError(
+      422,
+      "reauthentication_not_valid",
+      "Requires reauthentication: the nonce is invalid or has expired",
+    );
+  }
+}
+
+function passwordNoticeStep(u: UserUpdate): Promise<void> {
+  u.after.push(async (written) => {
+    if (u.passwordChanged) await u.s.mailer.notify("password_changed", written);
+  });
+  return Promise.resolve();
+}
+
+async function emailChangeStep(u: UserUpdate): Promise<void> {
+  const { s, user, c } = u;
+  const raw = optString(u.body, "email", 320);
+  if (!raw) return;
+  const email = checkEmail(raw);
+  if (email === user.email) return;
+  requireEmailEnabled(s);
+  const other = await s.users.findByEmail(email);
+  if (other && other.id !== user.id) {
+    throw new ApiError(
+      422,
+      "email_exists",
+      "A user with this email address has already been registered",
+    );
+  }
+  const oldEmail = user.email;
+  if (s.config.mailer.autoconfirm) {
+    u.fields.email = email;
+    u.fields.email_confirmed_at = s.clock.now();
+    u.fields.email_change = null;
+    u.after.push(async (written) => {
+      await s.users.syncLocalIdentity(written, "email");
+      if (oldEmail) {
+        await s.mailer.notify("email_changed", { ...written, email: oldEmail }, {
+          Email: email,
+          OldEmail: oldEmail,
+        });
+      }
+    });
+    return;
+  }
+  const both = s.config.mailer.secureEmailChangeEnabled && !!oldEmail;
+  const interval = s.config.smtp.maxFrequency;
+  await s.sendLimits.check({
+    channel: "email",
+    recipient: email,
+    kind: "email_change",
+    intervalSec: interval,
+  });
+  if (both) {
+    await s.sendLimits.check({
+      channel: "email",
+      recipient: oldEmail!,
+      kind: "email_change",
+      intervalSec: interval,
+    });
+  }
+  const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, u.body));
+  u.fields.email_change = email;
+  u.fields.email_change_sent_at = s.clock.now();
+  u.fields.email_change_confirm_status = 0;
+  u.after.push(async (written) => {
+    const sent = await sendActionMail(s, written, "email_change_new", { redirectTo });
+    if (both) await sendActionMail(s, sent, "email_change_current", { redirectTo });
+    await s.audit.record({
+      action: "user_modified",
+      actorId: written.id,
+      actorUsername: oldEmail ?? "",
+      logType: "user",
+      traits: { email_change_requested: email },
+      ip: clientIp(c),
+    });
+  });
+}
+
+/** Registers the e-mail hooks of /signup, /token and PUT /user. */
+export function emailHooks(_app: Hono<AppEnv>, s: Services): void {
+  onSignup(s, "email", async ({ c, s, user, body, redirectTo, duplicate }) => {
+    if (duplicate && user.email_confirmed_at) return;
+    const pkce = readPkceParams(body);
+    const flow = pkce
+      ? await createFlowState(s.db, {
+        ...pkce,
+        userId: user.id,
+        authenticationMethod: "email/signup",
+      })
+      : undefined;
+    const sent = await sendActionMail(s, user, "confirmation", {
+      redirectTo: verifyRedirectTo(s.config, redirectTo),
+      flowStateId: flow?.id,
+    });
+    await s.audit.record({
+      action: "user_confirmation_requested",
+      actorId: user.id,
+      actorUsername: user.email ?? "",
+      logType: "user",
+      traits: { channel: "email" },
+      ip: clientIp(c),
+    });
+    return sent;
+  });
+
+  onGrant(s, "pkce", async (c, body, s) => {
+    const set = await exchangeAuthCode(
+      s,
+      optString(body, "auth_code", 256) ?? "",
+      optString(body, "code_verifier", 256) ?? "",
+    );
+    const user = set.user as { id?: string; email?: string };
+    await s.audit.record({
+      action: "login",
+      actorId: user.id,
+      actorUsername: user.email ?? "",
+      logType: "account",
+      traits: { grant_type: "pkce" },
+      ip: clientIp(c),
+    });
+    s.events.emit("signin", { method: "pkce" });
+    return c.json(set);
+  });
+
+  onUserUpdate(s, nonceStep);
+  onUserUpdate(s, emailChangeStep);
+  onUserUpdate(s, passwordNoticeStep);
+}

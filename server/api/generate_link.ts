@@ -1,0 +1,131 @@
+/**
+ * POST /admin/generate_link {type, email, password?, data?, new_email?,
+ * redirect_to | redirectTo}: an admin gets the link a mail would carry,
+ * without any mail being sent. Types (spec 2.4): `signup` (creates the user
+ * with `password` and `data`), `invite`, `magiclink`, `recovery` (the user
+ * must exist), `email_change_current` and `email_change_new` (`new_email`).
+ *
+ * Answer: the user's fields plus `action_link` (…/verify?token=…&type=…&
+ * redirect_to=…), `email_otp` (the code), `hashed_token` (the link's token,
+ * for POST /verify `token_hash`), `verification_type` and `redirect_to`.
+ */
+import type { Hono } from "../../deps.ts";
+import { isUniqueViolation } from "../db/db.ts";
+import { checkPasswordStrength } from "../auth/passwords.ts";
+import { verifyRedirectTo } from "../auth/redirect.ts";
+import { type UserRow, userToJson } from "../auth/users.ts";
+import { type EmailAction, generateActionLink } from "../mail/flows.ts";
+import type { Services } from "../services.ts";
+import { type AppEnv, requireAdmin } from "./context.ts";
+import { ApiError, badRequest, unprocessable } from "./errors.ts";
+import { checkEmail, optObject, optString, readBody, redirectToParam, reqString } from "./input.ts";
+import { invitedUser } from "./invite.ts";
+
+const TYPES = [
+  "signup",
+  "invite",
+  "magiclink",
+  "recovery",
+  "email_change_current",
+  "email_change_new",
+] as const;
+type LinkType = typeof TYPES[number];
+
+function emailExists(): ApiError {
+  return new ApiError(
+    422,
+    "email_exists",
+    "A user with this email address has already been registered",
+  );
+}
+
+async function signupUser(
+  s: Services,
+  email: string,
+  password: string | undefined,
+  data: Record<string, unknown> | undefined,
+): Promise<UserRow> {
+  const existing = await s.users.findByEmail(email);
+  if (existing?.email_confirmed_at) throw emailExists();
+  if (password !== undefined) checkPasswordStrength(s.config, password);
+  const hash = password ? await s.passwords.hash(password) : undefined;
+  if (existing) {
+    return await s.users.update(existing.id, {
+      encrypted_password: hash,
+      raw_user_meta_data: data ? { ...existing.raw_user_meta_data, ...data } : undefined,
+    }) ?? existing;
+  }
+  try {
+    return await s.db.transaction((tx) =>
+      s.users.createWithIdentities(
+        {
+          aud: s.config.jwt.aud,
+          role: s.config.jwt.defaultGroupName || "authenticated",
+          email,
+          encrypted_password: hash,
+          raw_user_meta_data: data ?? {},
+        },
+        ["email"],
+        tx,
+      )
+    );
+  } catch (e) {
+    if (isUniqueViolation(e)) throw emailExists();
+    throw e;
+  }
+}
+
+/** POST /admin/generate_link. */
+export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
+  app.post("/admin/generate_link", async (c) => {
+    await requireAdmin(c);
+    const body = await readBody(c);
+    const type = reqString(body, "type", 32) as LinkType;
+    if (!TYPES.includes(type)) throw badRequest(`type must be one of ${TYPES.join(", ")}`);
+    const email = checkEmail(reqString(body, "email", 320));
+    const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
+    const data = optObject(body, "data");
+    let user: UserRow | null;
+    let action: EmailAction;
+    switch (type) {
+      case "signup":
+        user = await signupUser(s, email, optString(body, "password", 1024), data);
+        action = "confirmation";
+        break;
+      case "invite":
+        user = (await invitedUser(s, email, data ?? {})).user;
+        action = "invite";
+        break;
+      case "magiclink":
+      case "recovery":
+        user = await s.users.findByEmail(email);
+        if (!user) throw new ApiError(404, "user_not_found", "User with this email not found");
+        action = type;
+        break;
+      default: {
+        user = await s.users.findByEmail(email);
+        if (!user) throw new ApiError(404, "user_not_found", "User with this email not found");
+        const newEmail = checkEmail(reqString(body, "new_email", 320));
+        if (newEmail === user.email) throw unprocessable("new_email is the current address");
+        const other = await s.users.findByEmail(newEmail);
+        if (other && other.id !== user.id) throw emailExists();
+        // The admin vouches for the change: one verified link completes it.
+        user = await s.users.update(user.id, {
+          email_change: newEmail,
+          email_change_sent_at: s.clock.now(),
+          email_change_confirm_status: 1,
+        }) ?? user;
+        action = type;
+      }
+    }
+    const link = await generateActionLink(s, user, action, { redirectTo });
+    return c.json({
+      ...userToJson(user, { identities: await s.users.listIdentities(user.id) }),
+      action_link: link.actionLink,
+      email_otp: link.emailOtp,
+      hashed_token: link.hashedToken,
+      verification_type: link.verificationType,
+      redirect_to: link.redirectTo,
+    });
+  });
+}

@@ -1,0 +1,88 @@
+/**
+ * POST /invite {email, data}: the service role or an admin role
+ * (JWT_ADMIN_ROLES) invites an address; the user is created (invited_at) and
+ * gets the invite mail, whose link signs them in (type `invite`) so they can
+ * set a password with PUT /user. An address that is already confirmed is
+ * 422 email_exists; an invited, unconfirmed one is invited again.
+ */
+import type { Hono } from "../../deps.ts";
+import { isUniqueViolation } from "../db/db.ts";
+import { verifyRedirectTo } from "../auth/redirect.ts";
+import { type UserRow, userToJson } from "../auth/users.ts";
+import { sendActionMail } from "../mail/flows.ts";
+import type { Services } from "../services.ts";
+import { type AppEnv, bearerToken, clientIp, type Ctx } from "./context.ts";
+import { ApiError } from "./errors.ts";
+import { checkEmail, optObject, readBody, redirectToParam, reqString } from "./input.ts";
+
+/** The caller's claims when it has the service role or an admin role (403 not_admin otherwise). */
+export async function requireServiceOrAdmin(c: Ctx, s: Services) {
+  const claims = await s.jwt.verify(bearerToken(c));
+  const role = typeof claims.role === "string" ? claims.role : "";
+  if (role !== "service_role" && !s.config.jwt.adminRoles.includes(role)) {
+    throw new ApiError(403, "not_admin", "User not allowed");
+  }
+  return claims;
+}
+
+/** Finds or creates the invited user (422 email_exists when already confirmed). */
+export async function invitedUser(
+  s: Services,
+  email: string,
+  data: Record<string, unknown>,
+): Promise<{ user: UserRow; created: boolean }> {
+  const existing = await s.users.findByEmail(email);
+  if (existing?.email_confirmed_at) {
+    throw new ApiError(
+      422,
+      "email_exists",
+      "A user with this email address has already been registered",
+    );
+  }
+  if (existing) {
+    const user = await s.users.update(existing.id, { invited_at: s.clock.now() }) ?? existing;
+    return { user, created: false };
+  }
+  try {
+    const user = await s.db.transaction((tx) =>
+      s.users.createWithIdentities(
+        {
+          aud: s.config.jwt.aud,
+          role: s.config.jwt.defaultGroupName || "authenticated",
+          email,
+          invited_at: s.clock.now(),
+          raw_user_meta_data: data,
+        },
+        ["email"],
+        tx,
+      )
+    );
+    return { user, created: true };
+  } catch (e) {
+    if (isUniqueViolation(e)) return await invitedUser(s, email, data);
+    throw e;
+  }
+}
+
+/** POST /invite. */
+export function inviteRoutes(app: Hono<AppEnv>, s: Services): void {
+  app.post("/invite", async (c) => {
+    const claims = await requireServiceOrAdmin(c, s);
+    const body = await readBody(c);
+    const email = checkEmail(reqString(body, "email", 320));
+    const data = optObject(body, "data") ?? {};
+    const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
+    const { user, created } = await invitedUser(s, email, data);
+    const sent = await sendActionMail(s, user, "invite", { redirectTo });
+    await s.audit.record({
+      action: "user_invited",
+      actorId: typeof claims.sub === "string" ? claims.sub : "",
+      actorUsername: typeof claims.email === "string" ? claims.email : "",
+      logType: "team",
+      traits: { user_id: user.id, user_email: email },
+      ip: clientIp(c),
+    });
+    if (created) s.events.emit("signup", { method: "invite" });
+    return c.json(userToJson(sent, { identities: await s.users.listIdentities(user.id) }));
+  });
+}

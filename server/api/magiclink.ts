@@ -1,0 +1,98 @@
+/**
+ * POST /magiclink {email} (the older endpoint; /otp is preferred): a mail
+ * with a sign-in link and a code. An unknown address becomes a user (unless
+ * sign-ups are disabled) and gets the confirmation mail instead; either way
+ * the answer is `{}`, so nobody learns which addresses have accounts. Magic
+ * links to one address: one per SMTP_LINK_FREQUENCY (60 s).
+ */
+import type { Hono } from "../../deps.ts";
+import { isUniqueViolation } from "../db/db.ts";
+import { createFlowState, readPkceParams } from "../auth/pkce.ts";
+import { verifyRedirectTo } from "../auth/redirect.ts";
+import type { UserRow } from "../auth/users.ts";
+import { sendActionMail } from "../mail/flows.ts";
+import type { Services } from "../services.ts";
+import { type AppEnv, clientIp, type Ctx } from "./context.ts";
+import { unprocessable } from "./errors.ts";
+import { type Body, checkEmail, optObject, readBody, redirectToParam, reqString } from "./input.ts";
+
+/** 422 email_provider_disabled unless EXTERNAL_EMAIL_ENABLED. */
+export function requireEmailEnabled(s: Services): void {
+  if (!s.config.external.emailEnabled) {
+    throw unprocessable("Email logins are disabled", "email_provider_disabled");
+  }
+}
+
+/**
+ * Sends a sign-in mail for `body.email`: a magic link and code to a confirmed
+ * user, the confirmation mail to a new or unconfirmed one. `createUser`
+ * false: an unknown address gets nothing (and the same `{}` answer).
+ */
+export async function sendLoginMail(
+  c: Ctx,
+  s: Services,
+  body: Body,
+  createUser: boolean,
+): Promise<Response> {
+  requireEmailEnabled(s);
+  const email = checkEmail(reqString(body, "email", 320));
+  const pkce = readPkceParams(body);
+  const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
+  const data = optObject(body, "data") ?? {};
+  let user: UserRow | null = await s.users.findByEmail(email);
+  if (!user) {
+    if (!createUser || s.config.disableSignup) return c.json({});
+    try {
+      user = await s.db.transaction((tx) =>
+        s.users.createWithIdentities(
+          {
+            aud: s.config.jwt.aud,
+            role: s.config.jwt.defaultGroupName || "authenticated",
+            email,
+            raw_user_meta_data: data,
+          },
+          ["email"],
+          tx,
+        )
+      );
+      await s.audit.record({
+        action: "user_signedup",
+        actorId: user.id,
+        actorUsername: email,
+        logType: "team",
+        traits: { provider: "email" },
+        ip: clientIp(c),
+      });
+      s.events.emit("signup", { method: "email" });
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      user = await s.users.findByEmail(email);
+      if (!user) throw e;
+    }
+  }
+  const action = user.email_confirmed_at || s.config.mailer.autoconfirm
+    ? "magiclink"
+    : "confirmation";
+  const flow = pkce
+    ? await createFlowState(s.db, {
+      ...pkce,
+      userId: user.id,
+      authenticationMethod: action === "magiclink" ? "magiclink" : "email/signup",
+    })
+    : undefined;
+  await sendActionMail(s, user, action, { redirectTo, flowStateId: flow?.id });
+  await s.audit.record({
+    action: action === "magiclink" ? "user_recovery_requested" : "user_confirmation_requested",
+    actorId: user.id,
+    actorUsername: email,
+    logType: "user",
+    traits: { channel: "email", mail: action },
+    ip: clientIp(c),
+  });
+  return c.json({});
+}
+
+/** POST /magiclink. */
+export function magiclinkRoutes(app: Hono<AppEnv>, s: Services): void {
+  app.post("/magiclink", async (c) => sendLoginMail(c, s, await readBody(c), true));
+}

@@ -1,0 +1,32 @@
+/**
+ * GET /reauthenticate: sends the signed-in user a nonce (a 6-digit code) to
+ * their e-mail, or by SMS when they have only a phone (the phone side,
+ * api/phone.ts). With SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION
+ * a password change through PUT /user then needs `nonce` (api/email_hooks.ts).
+ */
+import type { Hono } from "../../deps.ts";
+import { sendActionMail } from "../mail/flows.ts";
+import type { Services } from "../services.ts";
+import { type AppEnv, clientIp, requireUser } from "./context.ts";
+import { reauthenticateByPhone } from "./phone.ts";
+
+/** GET /reauthenticate. */
+export function reauthenticateRoutes(app: Hono<AppEnv>, s: Services): void {
+  app.get("/reauthenticate", async (c) => {
+    const { user } = await requireUser(c);
+    if (!user.email) {
+      await reauthenticateByPhone(c, s, user); // 422 when the user has no phone either
+      return c.json({});
+    }
+    await sendActionMail(s, user, "reauthentication");
+    await s.audit.record({
+      action: "user_reauthenticate_requested",
+      actorId: user.id,
+      actorUsername: user.email,
+      logType: "user",
+      traits: { channel: "email" },
+      ip: clientIp(c),
+    });
+    return c.json({});
+  });
+}

@@ -1,0 +1,40 @@
+/**
+ * POST /recover {email}: a mail with a password-reset link and code (one per
+ * SMTP_LINK_FREQUENCY, 60 s). The link signs the user in (type `recovery`);
+ * the app then sets a new password with PUT /user. An unknown address gets
+ * no mail and the same `{}` answer. PKCE: `code_challenge` makes the link
+ * land on redirect_to with `?code=`.
+ */
+import type { Hono } from "../../deps.ts";
+import { createFlowState, readPkceParams } from "../auth/pkce.ts";
+import { verifyRedirectTo } from "../auth/redirect.ts";
+import { sendActionMail } from "../mail/flows.ts";
+import type { Services } from "../services.ts";
+import { type AppEnv, clientIp } from "./context.ts";
+import { checkEmail, readBody, redirectToParam, reqString } from "./input.ts";
+import { requireEmailEnabled } from "./magiclink.ts";
+
+/** POST /recover. */
+export function recoverRoutes(app: Hono<AppEnv>, s: Services): void {
+  app.post("/recover", async (c) => {
+    const body = await readBody(c);
+    requireEmailEnabled(s);
+    const email = checkEmail(reqString(body, "email", 320));
+    const pkce = readPkceParams(body);
+    const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
+    const user = await s.users.findByEmail(email);
+    if (!user) return c.json({});
+    const flow = pkce
+      ? await createFlowState(s.db, { ...pkce, userId: user.id, authenticationMethod: "recovery" })
+      : undefined;
+    await sendActionMail(s, user, "recovery", { redirectTo, flowStateId: flow?.id });
+    await s.audit.record({
+      action: "user_recovery_requested",
+      actorId: user.id,
+      actorUsername: email,
+      logType: "user",
+      ip: clientIp(c),
+    });
+    return c.json({});
+  });
+}

@@ -1,0 +1,158 @@
+/**
+ * GET /verify (the link in a mail) and POST /verify (a typed code, a
+ * token_hash, or a phone code).
+ *
+ * GET: consumes the token and redirects (303) to `redirect_to` (checked
+ * against SITE_URL / URI_ALLOW_LIST; the one stored with the token otherwise)
+ * with the fragment `access_token, token_type, expires_in, expires_at,
+ * refresh_token, type`, or, when the mail was requested with a PKCE
+ * `code_challenge`, with `?code=` to exchange at POST /token?grant_type=pkce.
+ * Failures redirect with `error, error_code, error_description` in the
+ * fragment. HEAD requests and link prefetches (Purpose / Sec-Purpose:
+ * prefetch, X-Moz: prefetch) never consume a token: mail scanners that open
+ * links first do no harm.
+ *
+ * POST: `{type, token_hash}`, `{type, token, email}` (the code of the mail),
+ * `{type, token}` (the link's token), or `{type: "sms" | "phone_change",
+ * phone, token}` (the phone side, api/phone.ts). Answers a token set with
+ * `type`; `password` sets the password (required for signup when the user
+ * has none).
+ */
+import type { Hono } from "../../deps.ts";
+import { issueAuthCode } from "../auth/pkce.ts";
+import { verifyRedirectTo } from "../auth/redirect.ts";
+import type { TokenSet } from "../auth/sessions.ts";
+import {
+  EMAIL_VERIFY_TYPES,
+  type EmailCredential,
+  type EmailVerified,
+  type EmailVerifyType,
+  verifyEmailToken,
+} from "../mail/verify_email.ts";
+import type { Services } from "../services.ts";
+import { type AppEnv, clientIp, type Ctx } from "./context.ts";
+import { ApiError, badRequest } from "./errors.ts";
+import { optString, readBody } from "./input.ts";
+import { verifyByPhone } from "./phone.ts";
+
+function isEmailType(t: string): t is EmailVerifyType {
+  return (EMAIL_VERIFY_TYPES as readonly string[]).includes(t);
+}
+
+function isPrefetch(c: Ctx): boolean {
+  const purpose = `${c.req.header("purpose") ?? ""} ${c.req.header("sec-purpose") ?? ""} ${
+    c.req.header("x-moz") ?? ""
+  } ${c.req.header("x-purpose") ?? ""}`.toLowerCase();
+  return /prefetch|preview/.test(purpose);
+}
+
+async function session(c: Ctx, s: Services, v: EmailVerified): Promise<TokenSet> {
+  const set = await s.sessions.issue(v.user, {
+    method: "otp",
+    ip: clientIp(c),
+    userAgent: c.req.header("user-agent"),
+  });
+  s.events.emit("signin", { method: v.type === "magiclink" ? "magiclink" : "otp" });
+  return set;
+}
+
+function withFragment(url: string, params: Record<string, string>): string {
+  const u = new URL(url);
+  u.hash = new URLSearchParams(params).toString();
+  return u.toString();
+}
+
+const MSG_PARTIAL =
+  "Confirmation link accepted. Please proceed to confirm link sent to the other email";
+
+async function verifyGet(c: Ctx, s: Services): Promise<Response> {
+  const type = c.req.query("type") ?? "";
+  const token = c.req.query("token") ?? "";
+  const asked = c.req.query("redirect_to");
+  let redirectTo = verifyRedirectTo(s.config, asked);
+  if (c.req.method === "HEAD" || isPrefetch(c)) {
+    return c.body(null, 200, { "cache-control": "no-store" });
+  }
+  const fail = (code: string, description: string) =>
+    c.redirect(
+      withFragment(redirectTo, {
+        error: code === "otp_expired" ? "access_denied" : "server_error",
+        error_code: code,
+        error_description: description,
+      }),
+      303,
+    );
+  if (!isEmailType(type) || type === "email") {
+    return fail("validation_failed", "Verify requires a verification type");
+  }
+  if (!token) return fail("validation_failed", "Verify requires a token");
+  let v: EmailVerified;
+  try {
+    v = await verifyEmailToken(s, type, { kind: "link", token });
+  } catch (e) {
+    if (e instanceof ApiError) {
+      return fail(
+        e.errorCode,
+        e.errorCode === "otp_expired" ? "Email link is invalid or has expired" : e.message,
+      );
+    }
+    throw e;
+  }
+  const stored = typeof v.token.data?.redirect_to === "string" ? v.token.data.redirect_to : "";
+  if (!asked && stored) redirectTo = verifyRedirectTo(s.config, stored);
+  if (v.partial) return c.redirect(withFragment(redirectTo, { message: MSG_PARTIAL }), 303);
+  const flowId = typeof v.token.data?.flow_state_id === "string" ? v.token.data.flow_state_id : "";
+  if (flowId) {
+    const code = await issueAuthCode(s.db, s.clock, flowId, v.user.id);
+    const u = new URL(redirectTo);
+    u.searchParams.set("code", code);
+    return c.redirect(u.toString(), 303);
+  }
+  const set = await session(c, s, v);
+  return c.redirect(
+    withFragment(redirectTo, {
+      access_token: set.access_token,
+      token_type: set.token_type,
+      expires_in: String(set.expires_in),
+      expires_at: String(set.expires_at),
+      refresh_token: set.refresh_token,
+      type: v.type,
+    }),
+    303,
+  );
+}
+
+async function verifyPost(c: Ctx, s: Services): Promise<Response> {
+  const body = await readBody(c);
+  const type = optString(body, "type", 32);
+  if (!type) throw badRequest("type is required");
+  if (type === "sms" || type === "phone_change") {
+    return c.json({ ...(await verifyByPhone(c, s, body, type)), type });
+  }
+  if (!isEmailType(type)) {
+    throw badRequest(`type must be one of ${EMAIL_VERIFY_TYPES.join(", ")}, sms, phone_change`);
+  }
+  const tokenHash = optString(body, "token_hash", 256);
+  const token = optString(body, "token", 256);
+  const email = optString(body, "email", 320);
+  const password = optString(body, "password", 1024);
+  if (optString(body, "phone", 64)) {
+    throw badRequest("Only an email address should be provided for this verification type");
+  }
+  let cred: EmailCredential;
+  if (tokenHash) cred = { kind: "link", token: tokenHash };
+  else if (token && email) cred = { kind: "code", email, code: token };
+  else if (token && type !== "email") cred = { kind: "link", token };
+  else if (token) throw badRequest("email is required to verify a code");
+  else throw badRequest("Verify requires either a token or a token_hash");
+  const v = await verifyEmailToken(s, type, cred, { password });
+  if (v.partial) return c.json({ msg: MSG_PARTIAL, code: 200 });
+  const set = await session(c, s, v);
+  return c.json({ ...set, type: v.type });
+}
+
+/** GET/HEAD and POST /verify. */
+export function verifyRoutes(app: Hono<AppEnv>, s: Services): void {
+  app.on(["GET", "HEAD"], "/verify", (c) => verifyGet(c, s));
+  app.post("/verify", (c) => verifyPost(c, s));
+}

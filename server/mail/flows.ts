@@ -1,0 +1,215 @@
+/**
+ * The e-mail action mails: confirmation, invite, recovery, magic link, e-mail
+ * change (to the new and the current address) and the reauthentication
+ * nonce. Each one issues a one-time token (a link secret and a code, both in
+ * the mail), builds the link to `/verify`, sends the mail within the send
+ * limits and stamps the user's `*_sent_at` column.
+ *
+ *   await sendActionMail(s, user, "recovery", { redirectTo, flowStateId });
+ *   const link = await generateActionLink(s, user, "magiclink", { redirectTo }); // no mail
+ *
+ * The limits are checked before the token is issued, so a refused request
+ * (429) leaves the link of the previous mail working.
+ */
+import type { MailKind } from "../config.ts";
+import type { TokenType } from "../auth/otp.ts";
+import type { UserFields, UserRow } from "../auth/users.ts";
+import type { Services } from "../services.ts";
+import type { TemplateVars } from "./templates.ts";
+
+/** The actions that send a mail with a link and a code. */
+export type EmailAction =
+  | "confirmation"
+  | "invite"
+  | "recovery"
+  | "magiclink"
+  | "email_change_new"
+  | "email_change_current"
+  | "reauthentication";
+
+interface ActionSpec {
+  mail: MailKind;
+  /** `type` in the link (GoTrue's verification types). */
+  linkType: string;
+  path: (s: Services) => string;
+  interval: (s: Services) => number;
+  sentAt: keyof UserFields;
+  link: boolean;
+}
+
+const SPECS: Record<EmailAction, ActionSpec> = {
+  confirmation: {
+    mail: "confirmation",
+    linkType: "signup",
+    path: (s) => s.config.mailer.urlPaths.confirmation,
+    interval: (s) => s.config.smtp.maxFrequency,
+    sentAt: "confirmation_sent_at",
+    link: true,
+  },
+  invite: {
+    mail: "invite",
+    linkType: "invite",
+    path: (s) => s.config.mailer.urlPaths.invite,
+    interval: () => 0,
+    sentAt: "invited_at",
+    link: true,
+  },
+  recovery: {
+    mail: "recovery",
+    linkType: "recovery",
+    path: (s) => s.config.mailer.urlPaths.recovery,
+    interval: (s) => s.config.smtp.linkFrequency,
+    sentAt: "recovery_sent_at",
+    link: true,
+  },
+  magiclink: {
+    mail: "magic_link",
+    linkType: "magiclink",
+    path: (s) => s.config.mailer.urlPaths.confirmation,
+    interval: (s) => s.config.smtp.linkFrequency,
+    sentAt: "recovery_sent_at",
+    link: true,
+  },
+  email_change_new: {
+    mail: "email_change",
+    linkType: "email_change",
+    path: (s) => s.config.mailer.urlPaths.emailChange,
+    interval: (s) => s.config.smtp.maxFrequency,
+    sentAt: "email_change_sent_at",
+    link: true,
+  },
+  email_change_current: {
+    mail: "email_change",
+    linkType: "email_change",
+    path: (s) => s.config.mailer.urlPaths.emailChange,
+    interval: (s) => s.config.smtp.maxFrequency,
+    sentAt: "email_change_sent_at",
+    link: true,
+  },
+  reauthentication: {
+    mail: "reauthentication",
+    linkType: "reauthentication",
+    path: () => "",
+    interval: (s) => s.config.smtp.maxFrequency,
+    sentAt: "reauthentication_sent_at",
+    link: false,
+  },
+};
+
+/** The `type` a link of this action carries. */
+export function linkTypeOf(action: EmailAction): string {
+  return SPECS[action].linkType;
+}
+
+/** Options of an action mail. */
+export interface ActionOptions {
+  /** Already checked against SITE_URL / URI_ALLOW_LIST (auth/redirect.ts). */
+  redirectTo?: string;
+  /** PKCE flow the verified link continues (auth/pkce.ts). */
+  flowStateId?: string;
+}
+
+/** A generated link and its parts (POST /admin/generate_link answers these). */
+export interface ActionLink {
+  actionLink: string;
+  /** The code to type. */
+  emailOtp: string;
+  /** The link secret (`token` in the link, `token_hash` of POST /verify). */
+  hashedToken: string;
+  verificationType: string;
+  redirectTo: string;
+  recipient: string;
+}
+
+function recipientOf(user: UserRow, action: EmailAction): string {
+  const to = action === "email_change_new" ? user.email_change : user.email;
+  if (!to) throw new Error(`user has no address for ${action}`);
+  return to;
+}
+
+/** `{API_EXTERNAL_URL}{path}?token=…&type=…&redirect_to=…` (an absolute path setting wins). */
+export function verifyUrl(
+  s: Services,
+  path: string,
+  token: string,
+  type: string,
+  redirectTo: string,
+): string {
+  const base = s.config.api.externalUrl.replace(/\/+$/, "");
+  const u = /^https?:\/\//i.test(path) ? new URL(path) : new URL(base + (path || "/verify"));
+  u.searchParams.set("token", token);
+  u.searchParams.set("type", type);
+  u.searchParams.set("redirect_to", redirectTo);
+  return u.toString();
+}
+
+/** Issues the token of an action and builds its link, without sending anything. */
+export async function generateActionLink(
+  s: Services,
+  user: UserRow,
+  action: EmailAction,
+  opts: ActionOptions = {},
+): Promise<ActionLink> {
+  const spec = SPECS[action];
+  const recipient = recipientOf(user, action);
+  const redirectTo = opts.redirectTo || s.config.siteUrl;
+  const t = await s.otp.issue({
+    userId: user.id,
+    type: action satisfies TokenType,
+    recipient,
+    ttlSec: s.config.mailer.otpExp,
+    codeLength: s.config.mailer.otpLength,
+    link: spec.link,
+    data: {
+      redirect_to: redirectTo,
+      ...(opts.flowStateId ? { flow_state_id: opts.flowStateId } : {}),
+    },
+  });
+  return {
+    actionLink: t.link ? verifyUrl(s, spec.path(s), t.link, spec.linkType, redirectTo) : "",
+    emailOtp: t.code,
+    hashedToken: t.link ?? "",
+    verificationType: spec.linkType,
+    redirectTo,
+    recipient,
+  };
+}
+
+/**
+ * Sends the mail of an action to the user (429 over a limit, 500 when the
+ * mail server fails) and returns the user with its `*_sent_at` stamped.
+ */
+export async function sendActionMail(
+  s: Services,
+  user: UserRow,
+  action: EmailAction,
+  opts: ActionOptions = {},
+): Promise<UserRow> {
+  const spec = SPECS[action];
+  const to = recipientOf(user, action);
+  const interval = spec.interval(s);
+  await s.sendLimits.check({
+    channel: "email",
+    recipient: to,
+    kind: spec.mail,
+    intervalSec: interval,
+  });
+  const link = await generateActionLink(s, user, action, opts);
+  const vars: TemplateVars = {
+    ConfirmationURL: link.actionLink,
+    Token: link.emailOtp,
+    TokenHash: link.hashedToken,
+    SiteURL: s.config.siteUrl,
+    Email: user.email ?? "",
+    NewEmail: user.email_change ?? "",
+    RedirectTo: link.redirectTo,
+    Data: user.raw_user_meta_data ?? {},
+  };
+  try {
+    await s.mailer.send({ kind: spec.mail, to, vars, intervalSec: interval });
+  } catch (e) {
+    await s.otp.revoke(user.id, [action]).catch(() => {});
+    throw e;
+  }
+  return await s.users.update(user.id, { [spec.sentAt]: s.clock.now() }) ?? user;
+}

@@ -1,0 +1,197 @@
+/**
+ * Verification of e-mail tokens (links and typed codes) and what each one
+ * does to the user: confirm the address (signup, invite, magic link,
+ * recovery) or complete an e-mail change. Used by GET and POST /verify.
+ *
+ * Types of the request and the token types they accept:
+ *   signup → confirmation; invite → invite; recovery → recovery;
+ *   magiclink → magiclink, confirmation (a new user's first link);
+ *   email (auth-js OTP) → magiclink, confirmation, invite, recovery;
+ *   email_change → email_change_new, email_change_current.
+ *
+ * With MAILER_SECURE_EMAIL_CHANGE_ENABLED both addresses confirm a change:
+ * the first verified link answers "partial" (no session), the second
+ * completes it.
+ */
+import { ApiError, unprocessable } from "../api/errors.ts";
+import { checkPasswordStrength } from "../auth/passwords.ts";
+import { type OneTimeTokenRow, otpInvalid } from "../auth/otp.ts";
+import type { UserFields, UserRow } from "../auth/users.ts";
+import { normalizeEmail } from "../auth/users.ts";
+import type { Services } from "../services.ts";
+
+/** The e-mail verification types of /verify. */
+export const EMAIL_VERIFY_TYPES = [
+  "signup",
+  "invite",
+  "recovery",
+  "magiclink",
+  "email",
+  "email_change",
+] as const;
+export type EmailVerifyType = typeof EMAIL_VERIFY_TYPES[number];
+
+const ACCEPTS: Record<EmailVerifyType, string[]> = {
+  signup: ["confirmation"],
+  invite: ["invite"],
+  recovery: ["recovery"],
+  magiclink: ["magiclink", "confirmation"],
+  email: ["magiclink", "confirmation", "invite", "recovery"],
+  email_change: ["email_change_new", "email_change_current"],
+};
+
+/** How the token is presented. */
+export type EmailCredential =
+  | { kind: "link"; token: string }
+  | { kind: "code"; email: string; code: string };
+
+/** The outcome of a verification. */
+export interface EmailVerified {
+  user: UserRow;
+  token: OneTimeTokenRow;
+  /** The type the user's token really had, as a link `type` (signup, invite, ...). */
+  type: string;
+  /** True when a secure e-mail change still waits for the other address. */
+  partial: boolean;
+}
+
+const LINK_TYPE: Record<string, string> = {
+  confirmation: "signup",
+  invite: "invite",
+  recovery: "recovery",
+  magiclink: "magiclink",
+  email_change_new: "email_change",
+  email_change_current: "email_change",
+};
+
+async function findTokenOwner(
+  s: Services,
+  type: EmailVerifyType,
+  cred: EmailCredential,
+): Promise<UserRow | null> {
+  if (cred.kind === "link") {
+    const row = await s.otp.peekLink(ACCEPTS[type], cred.token);
+    return row ? await s.users.findById(row.user_id) : null;
+  }
+  const email = normalizeEmail(cred.email);
+  const rows = await s.db.query<{ user_id: string }>(
+    `SELECT user_id FROM ${s.otp.table} WHERE relates_to = $1 AND token_type IN (${
+      ACCEPTS[type].map((_, i) => `$${i + 2}`).join(", ")
+    }) LIMIT 1`,
+    [email, ...ACCEPTS[type]],
+  );
+  return rows[0] ? await s.users.findById(rows[0].user_id) : null;
+}
+
+/**
+ * Consumes the token and applies it. `password` sets the password on signup
+ * and invite verification; it is required for signup when the user has none.
+ */
+export async function verifyEmailToken(
+  s: Services,
+  type: EmailVerifyType,
+  cred: EmailCredential,
+  opts: { password?: string } = {},
+): Promise<EmailVerified> {
+  const owner = await findTokenOwner(s, type, cred);
+  if (!owner) throw otpInvalid();
+  const setsPassword = type === "signup" || type === "invite" ||
+    (type === "email" && opts.password !== undefined);
+  if (setsPassword && opts.password !== undefined && opts.password !== "") {
+    checkPasswordStrength(s.config, opts.password);
+  } else if (type === "signup" && !owner.encrypted_password) {
+    throw unprocessable("password is required to confirm a sign-up without a password");
+  }
+  const token = cred.kind === "link"
+    ? await s.otp.verifyLink(ACCEPTS[type], cred.token)
+    : await s.otp.verifyCode(ACCEPTS[type], normalizeEmail(cred.email), cred.code);
+  let user = await s.users.findById(token.user_id);
+  if (!user) throw otpInvalid();
+  const now = s.clock.now();
+  if (user.banned_until && new Date(user.banned_until) > now) {
+    throw new ApiError(400, "user_banned", "User is banned");
+  }
+  const linkType = LINK_TYPE[token.token_type] ?? type;
+
+  if (token.token_type.startsWith("email_change")) {
+    return await applyEmailChange(s, user, token);
+  }
+  if (token.relates_to !== user.email) throw otpInvalid(); // the address moved meanwhile
+
+  const fields: UserFields = {};
+  if (!user.email_confirmed_at) fields.email_confirmed_at = now;
+  if (setsPassword && opts.password) {
+    fields.encrypted_password = await s.passwords.hash(opts.password);
+  }
+  if (Object.keys(fields).length) {
+    user = await s.users.update(user.id, fields) ?? user;
+    await s.users.syncLocalIdentity(user, "email");
+  }
+  // A confirmed address ends its other pending link mails of the same purpose.
+  if (token.token_type === "confirmation" || token.token_type === "invite") {
+    await s.otp.revoke(user.id, ["confirmation", "invite"]);
+  }
+  await s.audit.record({
+    action: token.token_type === "confirmation"
+      ? "user_signedup"
+      : token.token_type === "invite"
+      ? "invite_accepted"
+      : "login",
+    actorId: user.id,
+    actorUsername: user.email ?? "",
+    logType: token.token_type === "confirmation" || token.token_type === "invite"
+      ? "team"
+      : "account",
+    traits: { provider: "email", type: linkType },
+  });
+  return { user, token, type: linkType, partial: false };
+}
+
+async function applyEmailChange(
+  s: Services,
+  user: UserRow,
+  token: OneTimeTokenRow,
+): Promise<EmailVerified> {
+  const newEmail = user.email_change;
+  if (!newEmail) throw otpInvalid();
+  const expected = token.token_type === "email_change_new" ? newEmail : user.email;
+  if (token.relates_to !== expected) throw otpInvalid();
+  const needsBoth = s.config.mailer.secureEmailChangeEnabled && !!user.email &&
+    user.email_change_confirm_status === 0;
+  if (needsBoth) {
+    const updated = await s.users.update(user.id, { email_change_confirm_status: 1 }) ?? user;
+    return { user: updated, token, type: "email_change", partial: true };
+  }
+  const taken = await s.users.findByEmail(newEmail);
+  if (taken && taken.id !== user.id) {
+    throw new ApiError(
+      422,
+      "email_exists",
+      "A user with this email address has already been registered",
+    );
+  }
+  const oldEmail = user.email ?? "";
+  const updated = await s.users.update(user.id, {
+    email: newEmail,
+    email_confirmed_at: s.clock.now(),
+    email_change: null,
+    email_change_sent_at: null,
+    email_change_confirm_status: 0,
+  }) ?? user;
+  await s.users.syncLocalIdentity(updated, "email");
+  await s.otp.revoke(user.id, ["email_change_new", "email_change_current"]);
+  await s.audit.record({
+    action: "user_modified",
+    actorId: user.id,
+    actorUsername: newEmail,
+    logType: "user",
+    traits: { change: "email" },
+  });
+  if (oldEmail) {
+    await s.mailer.notify("email_changed", { ...updated, email: oldEmail }, {
+      Email: newEmail,
+      OldEmail: oldEmail,
+    });
+  }
+  return { user: updated, token, type: "email_change", partial: false };
+}

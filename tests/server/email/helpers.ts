@@ -1,0 +1,65 @@
+/** A test server wired to an in-process SMTP server, and small helpers for e-mail flows. */
+import { startTestServer, type TestServer, type TestServerOptions } from "../../helpers/server.ts";
+import { startSmtp, type TestSmtp } from "../../helpers/smtp.ts";
+
+export interface EmailEnv {
+  srv: TestServer;
+  smtp: TestSmtp;
+}
+
+/** Runs `fn` with a server that sends mail to a fresh SMTP server; closes both. */
+export async function withEmail(
+  env: Record<string, string>,
+  fn: (e: EmailEnv) => Promise<void>,
+  opts: TestServerOptions = {},
+): Promise<void> {
+  const smtp = await startSmtp();
+  const srv = await startTestServer({ ...smtp.env, ...env }, opts);
+  try {
+    await fn({ srv, smtp });
+  } finally {
+    await srv.close();
+    await smtp.close();
+  }
+}
+
+/** Follows a mail's link as a browser would, without following the final redirect. */
+export async function openLink(
+  link: string,
+  init: RequestInit = {},
+): Promise<{ status: number; location: URL | null }> {
+  const res = await fetch(link, { redirect: "manual", ...init });
+  await res.body?.cancel();
+  const loc = res.headers.get("location");
+  return { status: res.status, location: loc ? new URL(loc) : null };
+}
+
+/** The parameters of a redirect's fragment. */
+export function fragment(u: URL): Record<string, string> {
+  return Object.fromEntries(new URLSearchParams(u.hash.slice(1)));
+}
+
+/** GET /user with a bearer token. */
+export async function getUser(srv: TestServer, token: string): Promise<Record<string, unknown>> {
+  const res = await srv.fetch("/user", { headers: { authorization: `Bearer ${token}` } });
+  return await res.json();
+}
+
+/** Sends JSON with a method and bearer token; returns status, body, headers. */
+export async function call(
+  srv: TestServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  token?: string,
+): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (token) headers.authorization = `Bearer ${token}`;
+  const res = await srv.fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : {}, headers: res.headers };
+}
