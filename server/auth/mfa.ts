@@ -20,7 +20,7 @@ import { ApiError } from "../api/errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
-import { hmacBase64url, hmacKey, randomDigits, timingSafeEqual } from "./crypto.ts";
+import { hmacBase64url, hmacKey, timingSafeEqual } from "./crypto.ts";
 import type { AmrEntry, SessionRow } from "./sessions.ts";
 import { totpMatch } from "./totp.ts";
 
@@ -225,11 +225,6 @@ export class Mfa {
   /** When a challenge stops being answerable (epoch seconds). */
   expiresAt(c: ChallengeRow): number {
     return Math.floor(new Date(c.created_at).getTime() / 1000) + this.config.mfa.challengeExpiry;
-  }
-
-  /** A new phone code of SMS_OTP_LENGTH digits. */
-  newPhoneCode(): string {
-    return randomDigits(this.config.sms.otpLength || 6);
   }
 
   /**
