@@ -1,0 +1,166 @@
+/** Refresh-token rotation and reuse detection (spec 5.5), in one process and across two. */
+import assert from "node:assert/strict";
+import { dropNamespace, startTestServer, testDatabaseUrl } from "../../helpers/server.ts";
+import { startServerProcess } from "../../helpers/process.ts";
+import { openDb } from "../../../server/db/db.ts";
+import { email, refreshGrant, signUpSession } from "./_util.ts";
+
+/** A clock a test can move forward. */
+function movableClock() {
+  let offset = 0;
+  return {
+    now: () => new Date(Date.now() + offset),
+    advance: (sec: number) => offset += sec * 1000,
+  };
+}
+
+Deno.test("reuse of the previous token within the interval returns the same child", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const s = await signUpSession(srv);
+    const a = await refreshGrant(srv, s.refresh_token);
+    const b = await refreshGrant(srv, s.refresh_token);
+    assert.equal(a.status, 200);
+    assert.equal(b.status, 200);
+    assert.equal(b.body.refresh_token, a.body.refresh_token);
+    // the child itself still rotates normally
+    const c = await refreshGrant(srv, a.body.refresh_token as string);
+    assert.equal(c.status, 200);
+    assert.notEqual(c.body.refresh_token, a.body.refresh_token);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("reuse of an older token revokes the whole family", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const s = await signUpSession(srv);
+    const t1 = (await refreshGrant(srv, s.refresh_token)).body.refresh_token as string;
+    const t2 = (await refreshGrant(srv, t1)).body.refresh_token as string;
+    const reuse = await refreshGrant(srv, s.refresh_token); // grandparent: not the previous token
+    assert.equal(reuse.status, 400);
+    assert.equal(reuse.body.error_code, "refresh_token_already_used");
+    const after = await refreshGrant(srv, t2);
+    assert.equal(after.status, 400);
+    // the session is gone: its access tokens no longer pass protected calls
+    const me = await srv.fetch("/user", { headers: { authorization: `Bearer ${s.access_token}` } });
+    assert.equal(me.status, 403);
+    assert.equal((await me.json()).error_code, "session_not_found");
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("reuse of the previous token after the interval revokes the family", async () => {
+  const clock = movableClock();
+  const srv = await startTestServer({
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
+    AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: "10s",
+  }, { clock });
+  try {
+    const s = await signUpSession(srv);
+    const t1 = (await refreshGrant(srv, s.refresh_token)).body.refresh_token as string;
+    clock.advance(9);
+    assert.equal((await refreshGrant(srv, s.refresh_token)).body.refresh_token, t1);
+    clock.advance(2); // 11 s after the rotation
+    const late = await refreshGrant(srv, s.refresh_token);
+    assert.equal(late.status, 400);
+    assert.equal(late.body.error_code, "refresh_token_already_used");
+    assert.equal((await refreshGrant(srv, t1)).status, 400);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("with rotation off the refresh token stays the same and keeps working", async () => {
+  const srv = await startTestServer({
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
+    AUTHSVC_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: "false",
+  });
+  try {
+    const s = await signUpSession(srv);
+    for (let i = 0; i < 3; i++) {
+      const r = await refreshGrant(srv, s.refresh_token);
+      assert.equal(r.status, 200);
+      assert.equal(r.body.refresh_token, s.refresh_token);
+    }
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("one server: the same token exchanged many times at once yields one child", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const s = await signUpSession(srv);
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, () => refreshGrant(srv, s.refresh_token)),
+    );
+    for (const a of answers) assert.equal(a.status, 200, JSON.stringify(a.body));
+    assert.equal(new Set(answers.map((a) => a.body.refresh_token)).size, 1);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test({
+  name: "two server processes on one PostgreSQL: concurrent exchanges never fork the family",
+  ignore: !Deno.env.get("DATABASE_URL"),
+  fn: async () => {
+    const ns = `t${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const env = {
+      DATABASE_URL: testDatabaseUrl(),
+      AUTHSVC_DB_NAMESPACE: ns,
+      AUTHSVC_MAILER_AUTOCONFIRM: "true",
+      AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: "3s",
+      AUTHSVC_DB_MAX_POOL_SIZE: "10",
+      LOG_LEVEL: "warn",
+    };
+    const [a, b] = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+    const post = (base: string, path: string, body: unknown) =>
+      fetch(`${base}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: await r.json() }));
+    try {
+      const signUp = await post(a.url, "/signup", { email: email("two"), password: "secret-pw-1" });
+      assert.equal(signUp.status, 200, JSON.stringify(signUp.body));
+      const parent = signUp.body.refresh_token as string;
+      const exchange = (i: number) =>
+        post(i % 2 ? a.url : b.url, "/token?grant_type=refresh_token", { refresh_token: parent });
+
+      // within the interval: every answer is the same child
+      const burst = await Promise.all(Array.from({ length: 30 }, (_, i) => exchange(i)));
+      for (const r of burst) assert.equal(r.status, 200, JSON.stringify(r.body));
+      const children = new Set(burst.map((r) => r.body.refresh_token));
+      assert.equal(children.size, 1);
+      const [child] = children;
+
+      // after the interval: every answer is an error, and the family is revoked
+      await new Promise((r) => setTimeout(r, 3500));
+      const late = await Promise.all(Array.from({ length: 20 }, (_, i) => exchange(i)));
+      for (const r of late) {
+        assert.equal(r.status, 400, JSON.stringify(r.body));
+        assert.ok(
+          ["refresh_token_already_used", "refresh_token_not_found"].includes(r.body.error_code),
+          r.body.error_code,
+        );
+      }
+      const again = await post(b.url, "/token?grant_type=refresh_token", { refresh_token: child });
+      assert.equal(again.status, 400);
+    } finally {
+      assert.equal(await a.stop(), 0);
+      assert.equal(await b.stop(), 0);
+      const db = await openDb({
+        url: testDatabaseUrl(),
+        dataDir: "",
+        maxPoolSize: 1,
+        prefix: `${ns}_`,
+      });
+      await dropNamespace(db, `${ns}_`);
+      await db.close();
+    }
+  },
+});
