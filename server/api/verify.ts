@@ -145,7 +145,7 @@ async function verifyPost(c: Ctx, s: Services): Promise<Response> {
   else if (token && type !== "email") cred = { kind: "link", token };
   else if (token) throw badRequest("email is required to verify a code");
   else throw badRequest("Verify requires either a token or a token_hash");
-  const v = await verifyEmailToken(s, type, cred, { password });
+  const v = await verifyEmailToken(s, type, cred, { password, passwordRequired: true });
   if (v.partial) return c.json({ msg: MSG_PARTIAL, code: 200 });
   const set = await session(c, s, v);
   return c.json({ ...set, type: v.type });

@@ -85,13 +85,15 @@ async function findTokenOwner(
 
 /**
  * Consumes the token and applies it. `password` sets the password on signup
- * and invite verification; it is required for signup when the user has none.
+ * and invite verification; with `passwordRequired` (POST /verify) it must be
+ * given for signup when the user has none (spec 4). A link opened in a
+ * browser (GET) cannot carry one and confirms a password-less user as is.
  */
 export async function verifyEmailToken(
   s: Services,
   type: EmailVerifyType,
   cred: EmailCredential,
-  opts: { password?: string } = {},
+  opts: { password?: string; passwordRequired?: boolean } = {},
 ): Promise<EmailVerified> {
   const owner = await findTokenOwner(s, type, cred);
   if (!owner) throw otpInvalid();
@@ -99,7 +101,7 @@ export async function verifyEmailToken(
     (type === "email" && opts.password !== undefined);
   if (setsPassword && opts.password !== undefined && opts.password !== "") {
     checkPasswordStrength(s.config, opts.password);
-  } else if (type === "signup" && !owner.encrypted_password) {
+  } else if (type === "signup" && opts.passwordRequired && !owner.encrypted_password) {
     throw unprocessable("password is required to confirm a sign-up without a password");
   }
   const token = cred.kind === "link"
