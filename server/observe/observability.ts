@@ -28,10 +28,8 @@ export class Observability {
   }
 
   /** Starts metrics (subscribing to the domain events). */
-  async attach(events: Events): Promise<void> {
-    if (this.config.metrics.enabled) {
-      this.metrics = await Metrics.start(this.config, events, this.log);
-    }
+  attach(events: Events): void {
+    if (this.config.metrics.enabled) this.metrics = Metrics.start(this.config, events, this.log);
   }
 
   /** Flushes and stops the exporters. */
