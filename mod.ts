@@ -41,9 +41,9 @@ export {
   type TokenPlacement,
   type TokenTransmission,
 } from "./client/access_token.ts";
+import { OAuthResponse } from "./client/response.ts";
 export {
   OAuthResponse,
-  OAuthResponse as Response,
   type Parsed,
   type ParseMode,
   type ResponseOptions,
@@ -75,11 +75,35 @@ export {
 } from "./client/strategy/assertion.ts";
 
 /**
+ * `OAuthResponse` under the spec's name (`OAuth2::Response`), as a type.
+ *
+ * @example
+ * ```ts
+ * import { Client, type Response } from "@authsvc/oauth2";
+ * const client = new Client("id", "secret", { site: "https://api.example.com" });
+ * const load = (): Promise<Response> => client.request("get", "/items");
+ * console.log(typeof load);
+ * ```
+ */
+export type Response = OAuthResponse;
+/**
+ * `OAuthResponse` under the spec's name (`OAuth2::Response`), as a value.
+ *
+ * @example
+ * ```ts
+ * import { Response as OAuth2Response } from "@authsvc/oauth2";
+ * const res = await OAuth2Response.from(globalThis.Response.json({ a: 1 }));
+ * console.log(res.status); // 200
+ * ```
+ */
+export const Response: typeof OAuthResponse = OAuthResponse;
+
+/**
  * Library version.
  *
  * @example
  * ```ts
- * import { VERSION } from "./mod.ts";
+ * import { VERSION } from "@authsvc/oauth2";
  * console.log(`oauth2 client ${VERSION}`);
  * ```
  */

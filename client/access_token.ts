@@ -11,16 +11,50 @@ import type { RequestOptions, TokenParams, Verb } from "./options.ts";
 import { snakeCase, SnakyHash } from "./snaky_hash.ts";
 import { internalRequest } from "./internal.ts";
 
-/** Where the token goes on a request. */
+/**
+ * Where the token goes on a request.
+ *
+ * @example
+ * ```ts
+ * import { AccessToken, Client, type TokenPlacement } from "@authsvc/oauth2";
+ * const placement: TokenPlacement = "query";
+ * const client = new Client("id", "secret", { site: "https://api.example.com" });
+ * const token = new AccessToken(client, "abc", { mode: placement });
+ * console.log(token.placement("get")); // "query"
+ * ```
+ */
 export type TokenPlacement = "header" | "query" | "body";
 
-/** `mode`: one placement, a function of the verb, or a map by verb. */
+/**
+ * `mode`: one placement, a function of the verb, or a map by verb.
+ *
+ * @example
+ * ```ts
+ * import { AccessToken, Client, type TokenMode } from "@authsvc/oauth2";
+ * const client = new Client("id", "secret", { site: "https://api.example.com" });
+ * const byVerb: TokenMode = { get: "query", post: "header", put: "body" };
+ * const byFunction: TokenMode = (verb) => (verb === "get" ? "query" : "header");
+ * new AccessToken(client, "abc", { mode: byVerb });
+ * new AccessToken(client, "abc", { mode: byFunction });
+ * ```
+ */
 export type TokenMode =
   | TokenPlacement
   | ((verb: string) => TokenPlacement)
   | Partial<Record<string, TokenPlacement>>;
 
-/** Options of an `AccessToken` (token response fields are accepted too). */
+/**
+ * Options of an `AccessToken` (token response fields are accepted too).
+ *
+ * @example
+ * ```ts
+ * import { AccessToken, type AccessTokenOptions, Client } from "@authsvc/oauth2";
+ * const client = new Client("id", "secret", { site: "https://api.example.com" });
+ * const opts: AccessTokenOptions = { refresh_token: "r1", expires_in: "3600", expires_latency: 30, header_format: "Bearer %s" };
+ * const token = new AccessToken(client, "abc", opts);
+ * console.log(token.expired()); // false
+ * ```
+ */
 export interface AccessTokenOptions {
   /** The refresh token. */
   refresh_token?: string;
@@ -42,7 +76,17 @@ export interface AccessTokenOptions {
   [extra: string]: unknown;
 }
 
-/** The normalized transmission options of a token. */
+/**
+ * The normalized transmission options of a token.
+ *
+ * @example
+ * ```ts
+ * import { AccessToken, Client } from "@authsvc/oauth2";
+ * const client = new Client("id", "secret", { site: "https://api.example.com" });
+ * const token = new AccessToken(client, "abc", { param_name: "oauth_token" });
+ * console.log(token.options); // { mode: "header", header_format: "Bearer %s", param_name: "oauth_token" }
+ * ```
+ */
 export interface TokenTransmission {
   /** How the token is sent. */
   mode: TokenMode;
@@ -90,6 +134,17 @@ function checkMode(mode: unknown): TokenMode {
 
 /**
  * An access token bound to a client.
+ *
+ * @example
+ * ```ts ignore
+ * import { AccessToken, Client } from "@authsvc/oauth2";
+ * const client = new Client("id", "secret", { site: "https://api.example.com" });
+ * const saved = { access_token: "abc", refresh_token: "r1", expires_at: 1900000000 };
+ * const token = AccessToken.fromHash(client, saved);
+ * const fresh = token.expired() ? await token.refresh() : token;
+ * const res = await fresh.get("/v1/me");
+ * console.log(res.parsed, fresh.toHash());
+ * ```
  */
 export class AccessToken {
   /** The client that obtained (and refreshes) this token. */

@@ -25,7 +25,16 @@ const TOKEN_METHODS = new Set(["post", "get", "post_with_query_string"]);
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const IN_BROWSER = typeof (globalThis as { document?: unknown }).document !== "undefined";
 
-/** The client options after defaults. */
+/**
+ * The client options after defaults.
+ *
+ * @example
+ * ```ts
+ * import { Client } from "@authsvc/oauth2";
+ * const client = new Client("id", "secret", { site: "https://id.example.com" });
+ * console.log(client.options.tokenUrl); // "oauth/token"
+ * ```
+ */
 export type ResolvedClientOptions =
   & Required<
     Pick<
@@ -50,6 +59,18 @@ function checkString(value: unknown, name: string, where: string): void {
 
 /**
  * An OAuth 2.0 client of one provider.
+ *
+ * @example
+ * ```ts
+ * import { Client } from "@authsvc/oauth2";
+ * const client = new Client("my-app", "my-secret", {
+ *   site: "https://id.example.com",
+ *   authorizeUrl: "/oauth2/authorize",
+ *   tokenUrl: "/oauth2/token",
+ *   redirectUri: "https://app.example.com/callback",
+ * });
+ * console.log(client.tokenUrl()); // "https://id.example.com/oauth2/token"
+ * ```
  */
 export class Client {
   /** The client identifier. */

@@ -4,7 +4,16 @@
  * @module
  */
 
-/** Library configuration, changed with {@linkcode configure}. */
+/**
+ * Library configuration, changed with {@linkcode configure}.
+ *
+ * @example
+ * ```ts
+ * import { config, type OAuth2Config } from "@authsvc/oauth2";
+ * const current: Readonly<OAuth2Config> = config;
+ * console.log(current.filteredLabel); // "[FILTERED]"
+ * ```
+ */
 export interface OAuth2Config {
   /** Suppress the warning when a token response holds several token-like fields. Default true. */
   silenceExtraTokensWarning: boolean;
@@ -41,7 +50,15 @@ const current: OAuth2Config = {
   filteredDebugKeys: [...DEFAULT_FILTERED_DEBUG_KEYS],
 };
 
-/** The current configuration (read-only view; change it with {@linkcode configure}). */
+/**
+ * The current configuration (read-only view; change it with {@linkcode configure}).
+ *
+ * @example
+ * ```ts
+ * import { config } from "@authsvc/oauth2";
+ * console.log(config.filteredDebugKeys.includes("client_secret")); // true
+ * ```
+ */
 export const config: Readonly<OAuth2Config> = current;
 
 /**
@@ -49,6 +66,15 @@ export const config: Readonly<OAuth2Config> = current;
  *
  * @param fn receives the mutable configuration
  * @throws {TypeError} when `fn` is not a function or leaves a setting of the wrong type
+ *
+ * @example
+ * ```ts
+ * import { configure } from "@authsvc/oauth2";
+ * configure((c) => {
+ *   c.filteredDebugKeys.push("x_api_key");
+ *   c.silenceExtraTokensWarning = false;
+ * });
+ * ```
  */
 export function configure(fn: (c: OAuth2Config) => void): void {
   if (typeof fn !== "function") {

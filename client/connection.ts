@@ -7,13 +7,42 @@
 import { ConnectionError, describeCause } from "./error.ts";
 import type { Logger } from "./logger.ts";
 
-/** A middleware: sees the real `Request`, calls `next` (or not), returns the `Response`. */
+/**
+ * A middleware: sees the real `Request`, calls `next` (or not), returns the `Response`.
+ *
+ * @example
+ * ```ts
+ * import { Client, type Middleware } from "@authsvc/oauth2";
+ * const timing: Middleware = async (request, next) => {
+ *   const started = performance.now();
+ *   const response = await next(request);
+ *   console.log(request.method, request.url, response.status, performance.now() - started);
+ *   return response;
+ * };
+ * new Client("id", "secret", { site: "https://id.example.com", connectionBuild: (b) => void b.use(timing) });
+ * ```
+ */
 export type Middleware = (
   request: Request,
   next: (request: Request) => Promise<globalThis.Response>,
 ) => Promise<globalThis.Response>;
 
-/** Handed to `ClientOptions.connectionBuild` (the spec's "block"). */
+/**
+ * Handed to `ClientOptions.connectionBuild` (the spec's "block").
+ *
+ * @example
+ * ```ts
+ * import { Client } from "@authsvc/oauth2";
+ * new Client("id", "secret", {
+ *   site: "https://id.example.com",
+ *   connectionBuild: (builder) => {
+ *     builder
+ *       .use((req, next) => next(new Request(req, { headers: { ...Object.fromEntries(req.headers), "x-tenant": "a" } })))
+ *       .adapter((input, init) => fetch(input, init));
+ *   },
+ * });
+ * ```
+ */
 export interface ConnectionBuilder {
   /** Adds a middleware; middleware run in the order added. */
   use(middleware: Middleware): ConnectionBuilder;
@@ -21,7 +50,20 @@ export interface ConnectionBuilder {
   adapter(fetchImpl: typeof fetch): ConnectionBuilder;
 }
 
-/** Options for the underlying connection. */
+/**
+ * Options for the underlying connection.
+ *
+ * @example
+ * ```ts
+ * import { Client, type ConnectionOptions } from "@authsvc/oauth2";
+ * const connectionOpts: ConnectionOptions = {
+ *   timeout: 5_000, // ms; the default is 30 s
+ *   headers: { "User-Agent": "my-app/1.0" },
+ *   proxy: "http://proxy.internal:3128", // Deno; elsewhere pass `fetch`
+ * };
+ * new Client("id", "secret", { site: "https://id.example.com", connectionOpts });
+ * ```
+ */
 export interface ConnectionOptions {
   /** Headers sent on every request. */
   headers?: Record<string, string>;

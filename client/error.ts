@@ -6,7 +6,17 @@
 import type { OAuthResponse } from "./response.ts";
 import { redactText } from "./redact.ts";
 
-/** Overrides for an error built by the library rather than read from the body. */
+/**
+ * Overrides for an error built by the library rather than read from the body.
+ *
+ * @example
+ * ```ts
+ * import { OAuthError, OAuthResponse } from "@authsvc/oauth2";
+ * const res = await OAuthResponse.from(new Response("{}", { status: 200 }));
+ * const err = new OAuthError(res, { code: "invalid_token_response", description: "no access_token" });
+ * console.log(err.message); // "invalid_token_response: no access_token\n{}"
+ * ```
+ */
 export interface OAuthErrorDetails {
   /** Error code (defaults to the body's `error`). */
   code?: string;
@@ -20,6 +30,18 @@ export interface OAuthErrorDetails {
  * An error response of the provider (status 400 or above, or a token response
  * without a token). `code` and `description` carry `error` and
  * `error_description` of a standard error body; `response` is always present.
+ *
+ * @example
+ * ```ts ignore
+ * import { Client, OAuthError } from "@authsvc/oauth2";
+ * const client = new Client("id", "wrong-secret", { site: "https://id.example.com" });
+ * try {
+ *   await client.clientCredentials.getToken();
+ * } catch (e) {
+ *   if (e instanceof OAuthError) console.log(e.code, e.description, e.response.status); // "invalid_client" ... 401
+ *   else throw e;
+ * }
+ * ```
  */
 export class OAuthError extends Error {
   /** The `error` parameter of a standard error body. */
@@ -56,13 +78,38 @@ export class OAuthError extends Error {
   }
 }
 
-/** Why a request got no response. */
+/**
+ * Why a request got no response.
+ *
+ * @example
+ * ```ts ignore
+ * import { Client, ConnectionError, type ConnectionErrorKind } from "@authsvc/oauth2";
+ * const client = new Client("id", "secret", { site: "https://id.example.com", connectionOpts: { timeout: 2_000 } });
+ * try {
+ *   await client.clientCredentials.getToken();
+ * } catch (e) {
+ *   const kind: ConnectionErrorKind | undefined = e instanceof ConnectionError ? e.kind : undefined;
+ *   if (kind === "timeout") console.log("retry later");
+ * }
+ * ```
+ */
 export type ConnectionErrorKind = "timeout" | "network" | "aborted";
 
 /**
  * No response arrived: the connection failed, the timeout passed or the
  * request was aborted. The message names the method and URL (redacted) and
  * the cause; it never holds a secret.
+ *
+ * @example
+ * ```ts ignore
+ * import { Client, ConnectionError } from "@authsvc/oauth2";
+ * const client = new Client("id", "secret", { site: "http://127.0.0.1:1" });
+ * try {
+ *   await client.clientCredentials.getToken();
+ * } catch (e) {
+ *   if (e instanceof ConnectionError) console.log(e.message); // "POST http://127.0.0.1:1/oauth/token failed: ..."
+ * }
+ * ```
  */
 export class ConnectionError extends Error {
   /** What went wrong. */

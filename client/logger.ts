@@ -1,7 +1,22 @@
 /** The logger interface and the debug log lines (always redacted). @module */
 import { redact } from "./redact.ts";
 
-/** Where debug output and warnings go; `console` fits. */
+/**
+ * Where debug output and warnings go; `console` fits.
+ *
+ * @example
+ * ```ts
+ * import { Client, type Logger } from "@authsvc/oauth2";
+ * const lines: string[] = [];
+ * const logger: Logger = {
+ *   debug: (...a) => void lines.push(a.join(" ")),
+ *   info: console.info,
+ *   warn: console.warn,
+ *   error: console.error,
+ * };
+ * new Client("id", "secret", { site: "https://id.example.com", logger, debug: true });
+ * ```
+ */
 export interface Logger {
   /** Debug lines (requests and responses when `OAUTH_DEBUG=true`). */
   debug(...args: unknown[]): void;

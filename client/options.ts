@@ -5,16 +5,60 @@ import type { ParseMode } from "./response.ts";
 import type { SnakyHash } from "./snaky_hash.ts";
 import type { Jwk } from "./jwt.ts";
 
-/** How the client authenticates at the token and revocation endpoints. */
+/**
+ * How the client authenticates at the token and revocation endpoints.
+ *
+ * @example
+ * ```ts
+ * import { type AuthScheme, Client } from "@authsvc/oauth2";
+ * const scheme: AuthScheme = "request_body"; // client_id and client_secret in the form
+ * new Client("id", "secret", { site: "https://id.example.com", authScheme: scheme });
+ * ```
+ */
 export type AuthScheme = "basic_auth" | "request_body" | "tls_client_auth" | "private_key_jwt";
 
-/** How the token request is sent. */
+/**
+ * How the token request is sent.
+ *
+ * @example
+ * ```ts
+ * import { Client, type TokenMethod } from "@authsvc/oauth2";
+ * const tokenMethod: TokenMethod = "post_with_query_string";
+ * new Client("id", "secret", { site: "https://id.example.com", tokenMethod });
+ * ```
+ */
 export type TokenMethod = "post" | "get" | "post_with_query_string";
 
-/** HTTP verbs accepted by `request`. */
+/**
+ * HTTP verbs accepted by `request`.
+ *
+ * @example
+ * ```ts
+ * import { Client, type Verb } from "@authsvc/oauth2";
+ * const client = new Client("id", "secret", { site: "https://api.example.com" });
+ * const verb: Verb = "patch";
+ * const send = () => client.request(verb, "/things/1", { body: { name: "new" } });
+ * console.log(typeof send);
+ * ```
+ */
 export type Verb = "get" | "post" | "put" | "patch" | "delete" | "head" | "options";
 
-/** Options of `new Client(id, secret, options)` (spec 2.1). */
+/**
+ * Options of `new Client(id, secret, options)` (spec 2.1).
+ *
+ * @example
+ * ```ts
+ * import { Client, type ClientOptions } from "@authsvc/oauth2";
+ * const options: ClientOptions = {
+ *   site: "https://id.example.com",
+ *   authScheme: "private_key_jwt",
+ *   clientAssertionKey: "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----",
+ *   clientAssertionAlg: "ES256",
+ *   connectionOpts: { timeout: 10_000, headers: { "User-Agent": "my-app/1.0" } },
+ * };
+ * console.log(typeof Client, options.site);
+ * ```
+ */
 export interface ClientOptions {
   /** Base URL of the provider. */
   site?: string;
@@ -48,7 +92,18 @@ export interface ClientOptions {
   debug?: boolean;
 }
 
-/** Options of `Client.request` and `AccessToken.request`. */
+/**
+ * Options of `Client.request` and `AccessToken.request`.
+ *
+ * @example
+ * ```ts
+ * import { Client, type RequestOptions } from "@authsvc/oauth2";
+ * const client = new Client("id", "secret", { site: "https://api.example.com" });
+ * const opts: RequestOptions = { params: { page: 2 }, headers: { Accept: "application/json" }, raiseErrors: false };
+ * const load = () => client.request("get", "/items", opts);
+ * console.log(typeof load);
+ * ```
+ */
 export interface RequestOptions {
   /** Query parameters (arrays repeat the key). */
   params?: Record<string, string | number | boolean | string[]>;
@@ -68,7 +123,24 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-/** Parameters of a token request: wire parameters plus the library's own keys. */
+/**
+ * Parameters of a token request: wire parameters plus the library's own keys.
+ *
+ * @example
+ * ```ts
+ * import { Client, type TokenParams } from "@authsvc/oauth2";
+ * const client = new Client("id", "secret", { site: "https://id.example.com" });
+ * const params: TokenParams = {
+ *   grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+ *   subject_token: "eyJ...",
+ *   subject_token_type: "urn:ietf:params:oauth:token-type:jwt",
+ *   resource: "https://api.example.com",
+ *   headers: { "X-Request-Id": "42" },
+ * };
+ * const exchange = () => client.getToken(params);
+ * console.log(typeof exchange);
+ * ```
+ */
 export interface TokenParams {
   /** Extra request headers. */
   headers?: Record<string, string>;

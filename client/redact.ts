@@ -31,6 +31,14 @@ function filteredKeys(): Set<string> {
  * @param value what to redact
  * @param secrets literal values that must never appear (a client secret, tokens)
  * @returns the redacted copy (strings stay strings, objects become plain objects)
+ *
+ * @example
+ * ```ts
+ * import { redact } from "@authsvc/oauth2";
+ * console.log(redact("grant_type=password&username=ann&password=hunter2"));
+ * // "grant_type=password&username=ann&password=%5BFILTERED%5D"
+ * console.log(redact({ access_token: "abc", scope: "read" })); // { access_token: "[FILTERED]", scope: "read" }
+ * ```
  */
 export function redact(value: unknown, secrets: readonly (string | undefined)[] = []): unknown {
   const keys = filteredKeys();

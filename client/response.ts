@@ -6,10 +6,31 @@
 import { SnakyHash } from "./snaky_hash.ts";
 import type { OAuthError } from "./error.ts";
 
-/** How a body is parsed: by content type (`automatic`) or forced. */
+/**
+ * How a body is parsed: by content type (`automatic`) or forced.
+ *
+ * @example
+ * ```ts
+ * import { Client, type ParseMode } from "@authsvc/oauth2";
+ * const client = new Client("id", "secret", { site: "https://api.example.com" });
+ * const parse: ParseMode = "json"; // even when the server says text/plain
+ * const load = () => client.request("get", "/legacy", { parse });
+ * console.log(typeof load);
+ * ```
+ */
 export type ParseMode = "automatic" | "json" | "query" | "text";
 
-/** Options for parsing a response body. */
+/**
+ * Options for parsing a response body.
+ *
+ * @example
+ * ```ts
+ * import { OAuthResponse, type ResponseOptions } from "@authsvc/oauth2";
+ * const options: ResponseOptions = { snaky: false };
+ * const res = await OAuthResponse.from(Response.json({ accessToken: "a" }), options);
+ * console.log(res.parsed); // { accessToken: "a" }
+ * ```
+ */
 export interface ResponseOptions {
   /** Default `"automatic"`. */
   parse?: ParseMode;
@@ -19,13 +40,33 @@ export interface ResponseOptions {
   snakyHashClass?: typeof SnakyHash;
 }
 
-/** What `OAuthResponse.parsed` can hold. */
+/**
+ * What `OAuthResponse.parsed` can hold.
+ *
+ * @example
+ * ```ts
+ * import { OAuthResponse, type Parsed, SnakyHash } from "@authsvc/oauth2";
+ * const res = await OAuthResponse.from(Response.json({ expiresIn: 60 }));
+ * const parsed: Parsed = res.parsed;
+ * if (parsed instanceof SnakyHash) console.log(parsed.expires_in); // 60
+ * ```
+ */
 export type Parsed = SnakyHash | Record<string, unknown> | unknown[] | string | null;
 
 const JSON_TYPES = new Set(["application/json", "text/javascript", "application/javascript"]);
 
 /**
  * A response of the provider: status, headers, the body text and its parsed form.
+ *
+ * @example
+ * ```ts
+ * import { OAuthResponse, SnakyHash } from "@authsvc/oauth2";
+ * const res = await OAuthResponse.from(
+ *   new Response("access_token=a&expiresIn=60", { headers: { "content-type": "application/x-www-form-urlencoded" } }),
+ * );
+ * console.log(res.status, res.contentType); // 200 "application/x-www-form-urlencoded"
+ * console.log((res.parsed as SnakyHash).expires_in); // "60"
+ * ```
  */
 export class OAuthResponse {
   /** HTTP status code. */

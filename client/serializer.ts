@@ -5,9 +5,33 @@
  */
 import { SnakyHash } from "./snaky_hash.ts";
 
-/** A hook run on every leaf value (not hashes or arrays), in order. */
+/**
+ * A hook run on every leaf value (not hashes or arrays), in order.
+ *
+ * @example
+ * ```ts
+ * import { Serializer, SnakyHash, type ValueHook } from "@authsvc/oauth2";
+ * class Stored extends SnakyHash {}
+ * Serializer.extend(Stored);
+ * const hideEmail: ValueHook = (v) => (typeof v === "string" && v.includes("@") ? "[email]" : v);
+ * Stored.dumpValueHooks.push(hideEmail);
+ * console.log(Stored.dump(new Stored({ email: "a@b.c" }))); // {"email":"[email]"}
+ * ```
+ */
 export type ValueHook = (value: unknown) => unknown;
-/** A hook run on every hash (the top one and each nested one), in order. */
+/**
+ * A hook run on every hash (the top one and each nested one), in order.
+ *
+ * @example
+ * ```ts
+ * import { type HashHook, Serializer, SnakyHash } from "@authsvc/oauth2";
+ * class Stored extends SnakyHash {}
+ * Serializer.extend(Stored);
+ * const version: HashHook = (h) => ({ ...h, v: 1 });
+ * Stored.dumpHashHooks.push(version);
+ * console.log(Stored.dump(new Stored({ a: 1 }))); // {"a":1,"v":1}
+ * ```
+ */
 export type HashHook = (hash: Record<string, unknown>) => Record<string, unknown>;
 
 function walk(value: unknown, valueHooks: ValueHook[], hashHooks: HashHook[]): unknown {
@@ -50,7 +74,7 @@ function load<T extends typeof SnakyHash>(this: T, text: string): InstanceType<T
  *
  * @example
  * ```ts
- * import { Serializer, SnakyHash } from "./mod.ts";
+ * import { Serializer, SnakyHash } from "@authsvc/oauth2";
  *
  * class Saved extends SnakyHash {}
  * Serializer.extend(Saved);

@@ -9,6 +9,13 @@
 /**
  * Converts a key to snake_case: `expiresIn` → `expires_in`,
  * `IDToken` → `id_token`, `token-type` → `token_type`.
+ *
+ * @example
+ * ```ts
+ * import { snakeCase } from "@authsvc/oauth2";
+ * console.log(snakeCase("expiresIn")); // "expires_in"
+ * console.log(snakeCase("IDToken")); // "id_token"
+ * ```
  */
 export function snakeCase(key: string): string {
   if (SNAKE.test(key)) return key;

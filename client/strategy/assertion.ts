@@ -6,10 +6,27 @@ import { importSigningKey, type SigningKeyInput, signJwt } from "../jwt.ts";
 import type { TokenParams } from "../options.ts";
 import { objectParam } from "./auth_code.ts";
 
-/** The `grant_type` of RFC 7523 §2.1. */
+/**
+ * The `grant_type` of RFC 7523 §2.1.
+ *
+ * @example
+ * ```ts
+ * import { JWT_BEARER_GRANT } from "@authsvc/oauth2";
+ * console.log(JWT_BEARER_GRANT); // "urn:ietf:params:oauth:grant-type:jwt-bearer"
+ * ```
+ */
 export const JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
-/** How the assertion is signed. */
+/**
+ * How the assertion is signed.
+ *
+ * @example
+ * ```ts
+ * import { type AssertionEncoding } from "@authsvc/oauth2";
+ * const encoding: AssertionEncoding = { algorithm: "RS256", key: "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----", kid: "key-1" };
+ * console.log(encoding.algorithm);
+ * ```
+ */
 export interface AssertionEncoding {
   /** HS256/384/512, RS256/384/512, PS256/384/512, ES256/384 or EdDSA. */
   algorithm: string;
@@ -19,7 +36,21 @@ export interface AssertionEncoding {
   kid?: string;
 }
 
-/** Signs a claim set and exchanges it for a token. */
+/**
+ * Signs a claim set and exchanges it for a token.
+ *
+ * @example
+ * ```ts ignore
+ * import { Client } from "@authsvc/oauth2";
+ * const client = new Client("svc", "", { site: "https://oauth2.example.com", authScheme: "request_body" });
+ * const now = Math.floor(Date.now() / 1000);
+ * const token = await client.assertion.getToken(
+ *   { iss: "svc@example.iam", sub: "svc@example.iam", aud: "https://oauth2.example.com/token", iat: now, exp: now + 300, scope: "read" },
+ *   { algorithm: "RS256", key: "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----" },
+ * );
+ * console.log(token.token);
+ * ```
+ */
 export class Assertion {
   #client: Client;
 

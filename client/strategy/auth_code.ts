@@ -4,7 +4,17 @@ import type { Client } from "../client.ts";
 import { typeName } from "../config.ts";
 import type { TokenParams } from "../options.ts";
 
-/** Query parameters of the authorize URL. */
+/**
+ * Query parameters of the authorize URL.
+ *
+ * @example
+ * ```ts
+ * import { type AuthorizeParams, Client } from "@authsvc/oauth2";
+ * const client = new Client("app", "secret", { site: "https://id.example.com" });
+ * const params: AuthorizeParams = { redirect_uri: "https://app.example.com/cb", scope: "openid email", state: crypto.randomUUID(), prompt: "consent" };
+ * console.log(client.authCode.authorizeUrl(params));
+ * ```
+ */
 export interface AuthorizeParams {
   /** Where the provider sends the user back; default the client's `redirectUri`. */
   redirect_uri?: string;
@@ -20,7 +30,18 @@ export interface AuthorizeParams {
   [k: string]: unknown;
 }
 
-/** Parameters of the code exchange. */
+/**
+ * Parameters of the code exchange.
+ *
+ * @example
+ * ```ts
+ * import { type AuthCodeTokenParams, Client } from "@authsvc/oauth2";
+ * const client = new Client("app", "secret", { site: "https://id.example.com" });
+ * const params: AuthCodeTokenParams = { redirect_uri: "https://app.example.com/cb", code_verifier: "the-verifier-from-generatePkce" };
+ * const exchange = (code: string) => client.authCode.getToken(code, params);
+ * console.log(typeof exchange);
+ * ```
+ */
 export interface AuthCodeTokenParams extends TokenParams {
   /** Must equal the one on the authorize URL; default the client's `redirectUri`. */
   redirect_uri?: string;
@@ -41,7 +62,20 @@ export function objectParam<T extends object>(
   return { ...params };
 }
 
-/** Builds authorization URLs and exchanges codes for tokens. */
+/**
+ * Builds authorization URLs and exchanges codes for tokens.
+ *
+ * @example
+ * ```ts ignore
+ * import { Client, generatePkce } from "@authsvc/oauth2";
+ * const client = new Client("app", "secret", { site: "https://id.example.com", redirectUri: "https://app.example.com/cb" });
+ * const pkce = await generatePkce();
+ * const url = client.authCode.authorizeUrl({ scope: "openid", state: "xyz", code_challenge: pkce.codeChallenge, code_challenge_method: "S256" });
+ * // after the redirect back with ?code=...&state=xyz
+ * const token = await client.authCode.getToken("the-code", { code_verifier: pkce.codeVerifier });
+ * console.log(url, token.token);
+ * ```
+ */
 export class AuthCode {
   #client: Client;
 

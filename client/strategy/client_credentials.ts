@@ -4,7 +4,18 @@ import type { Client } from "../client.ts";
 import type { TokenParams } from "../options.ts";
 import { objectParam } from "./auth_code.ts";
 
-/** Requests a token for the client itself. */
+/**
+ * Requests a token for the client itself.
+ *
+ * @example
+ * ```ts ignore
+ * import { Client } from "@authsvc/oauth2";
+ * const client = new Client("service", "secret", { site: "https://id.example.com" });
+ * const token = await client.clientCredentials.getToken({ scope: "api:read", resource: "https://api.example.com" });
+ * const res = await token.get("https://api.example.com/v1/things");
+ * console.log(res.parsed);
+ * ```
+ */
 export class ClientCredentials {
   #client: Client;
 

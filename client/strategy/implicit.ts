@@ -5,6 +5,16 @@ import { type AuthorizeParams, objectParam } from "./auth_code.ts";
 /**
  * Builds implicit-grant authorization URLs. The token arrives in the callback
  * fragment: read it with `AccessToken.fromKvform(client, location.hash)`.
+ *
+ * @example
+ * ```ts
+ * import { AccessToken, Client } from "@authsvc/oauth2";
+ * const client = new Client("spa", "", { site: "https://id.example.com", redirectUri: "https://app.example.com/cb" });
+ * const url = client.implicit.authorizeUrl({ scope: "read" }); // response_type=token
+ * // on the callback page: https://app.example.com/cb#access_token=...&expires_in=3600
+ * const token = AccessToken.fromKvform(client, "#access_token=abc&token_type=bearer&expires_in=3600");
+ * console.log(url, token.expiresIn);
+ * ```
  */
 export class Implicit {
   #client: Client;

@@ -5,7 +5,17 @@ import { typeName } from "../config.ts";
 import type { TokenParams } from "../options.ts";
 import { objectParam } from "./auth_code.ts";
 
-/** Exchanges a username and password for a token. */
+/**
+ * Exchanges a username and password for a token.
+ *
+ * @example
+ * ```ts ignore
+ * import { Client } from "@authsvc/oauth2";
+ * const client = new Client("cli", "secret", { site: "https://id.example.com" });
+ * const token = await client.password.getToken("ann", "her password", { scope: "read" });
+ * console.log(token.expiresAt);
+ * ```
+ */
 export class Password {
   #client: Client;
 

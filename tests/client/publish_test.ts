@@ -27,3 +27,32 @@ Deno.test("every export of mod.ts has JSDoc (deno doc --lint)", async () => {
   const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   assert.equal(out.code, 0, text);
 });
+
+Deno.test("every export of mod.ts has an @example, and the examples type-check", async () => {
+  const root = new URL("../..", import.meta.url).pathname;
+  const doc = await new Deno.Command(Deno.execPath(), {
+    args: ["doc", "--json", "mod.ts"],
+    cwd: root,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(doc.code, 0, new TextDecoder().decode(doc.stderr));
+  type Tag = { kind: string };
+  type DocSymbol = { name: string; declarations: { jsDoc?: { tags?: Tag[] } }[] };
+  const json = JSON.parse(new TextDecoder().decode(doc.stdout));
+  const symbols: DocSymbol[] = json.nodes[new URL("mod.ts", `file://${root}`).href].symbols;
+  const withoutExample = symbols
+    .filter((s) => !s.declarations.some((d) => d.jsDoc?.tags?.some((t) => t.kind === "example")))
+    .map((s) => s.name);
+  assert.ok(symbols.length >= 40, `mod.ts exports ${symbols.length} symbols`);
+  assert.deepEqual(withoutExample, []);
+
+  const check = await new Deno.Command(Deno.execPath(), {
+    args: ["check", "--doc", "mod.ts", "client/"],
+    cwd: root,
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(check.code, 0, new TextDecoder().decode(check.stderr));
+});
