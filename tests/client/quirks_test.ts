@@ -1,6 +1,6 @@
 /** Provider quirks the spec names, served by local stubs. */
 import assert from "node:assert/strict";
-import { Client, OAuthError, SnakyHash } from "../../mod.ts";
+import { Client, ConnectionError, OAuthError, SnakyHash } from "../../mod.ts";
 import { json, startStub } from "./_stub.ts";
 
 const SECRET = "s3cr3t-Zq8vLw2mPx9K";
@@ -164,4 +164,41 @@ Deno.test("a token without refresh token cannot refresh", async () => {
   const token = await client.clientCredentials.getToken();
   await assert.rejects(token.refresh(), /refresh_token is not available/);
   assert.equal(stub.requests.length, 1);
+});
+
+Deno.test("getToken: snakyHashClass and snaky false reach the parsed token response", async () => {
+  await using stub = startStub(() =>
+    json({ accessToken: "a1", expiresIn: 30, extraField: { innerKey: 1 } })
+  );
+  class ProviderHash extends SnakyHash {}
+  const client = new Client("id", SECRET, { site: stub.url });
+  const token = await client.clientCredentials.getToken({ snakyHashClass: ProviderHash });
+  assert.ok(token.response?.parsed instanceof ProviderHash);
+  assert.deepEqual(token.params.extra_field, { inner_key: 1 });
+  assert.equal(stub.last().form.get("snakyHashClass"), null, "library keys are not sent");
+  const raw = await client.clientCredentials.getToken({ snaky: false });
+  assert.equal(raw.token, "a1", "camelCase accessToken is found without snake_case");
+  assert.deepEqual(raw.params.extraField, { innerKey: 1 });
+  const res = await client.request("get", "/x", { snaky: false });
+  assert.deepEqual(res.parsed, { accessToken: "a1", expiresIn: 30, extraField: { innerKey: 1 } });
+});
+
+Deno.test("an aborted request is a ConnectionError of kind aborted", async () => {
+  let release!: () => void;
+  const released = new Promise<void>((r) => release = r);
+  await using stub = startStub(async () => {
+    await released;
+    return json({});
+  });
+  const client = new Client("id", SECRET, { site: stub.url });
+  const controller = new AbortController();
+  const pending = client.request("get", "/slow", { signal: controller.signal });
+  setTimeout(() => controller.abort(), 20);
+  await assert.rejects(pending, (e: unknown) => {
+    assert.ok(e instanceof ConnectionError);
+    assert.equal(e.kind, "aborted");
+    assert.match(e.message, /GET http:\/\/127\.0\.0\.1:\d+\/slow failed: aborted/);
+    return true;
+  });
+  release();
 });
