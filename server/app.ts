@@ -62,13 +62,13 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   const obs = new Observability(config, log);
   const services = await buildServices(config, obs.wrapDb(db), opts.clock ?? systemClock, log);
   if (ownDb) services.onClose.unshift(() => db.close());
+  services.onClose.unshift(() => obs.shutdown());
   try {
     obs.attach(services.events);
   } catch (e) {
     for (const fn of [...services.onClose].reverse()) await fn();
     throw e;
   }
-  services.onClose.unshift(() => obs.shutdown());
 
   const app = new Hono<AppEnv>();
 
