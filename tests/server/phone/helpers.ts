@@ -1,6 +1,7 @@
 /** Shared set-up of the phone tests: an SMS fake, a server pointed at it, a movable clock. */
 import type { Clock } from "../../../server/auth/clock.ts";
 import type { SmsProviderName } from "../../../server/config.ts";
+import { GoTrueClient } from "../../helpers/deps.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { type SmsFake, type SmsFakeOptions, startSmsFake } from "../../helpers/sms_fakes.ts";
 
@@ -61,4 +62,21 @@ export async function call(
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : {}, headers: res.headers };
+}
+
+/** An auth-js client of the test server, keeping its session in memory. */
+export function authClient(srv: TestServer): GoTrueClient {
+  const store = new Map<string, string>();
+  return new GoTrueClient({
+    url: srv.url,
+    autoRefreshToken: false,
+    persistSession: true,
+    detectSessionInUrl: false,
+    storageKey: `sb-${crypto.randomUUID()}`,
+    storage: {
+      getItem: (k: string) => store.get(k) ?? null,
+      setItem: (k: string, v: string) => void store.set(k, v),
+      removeItem: (k: string) => void store.delete(k),
+    },
+  });
 }
