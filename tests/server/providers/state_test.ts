@@ -11,15 +11,7 @@ import { verifyIdToken } from "../../../server/providers/id_token.ts";
 import { ProviderError } from "../../../server/providers/types.ts";
 import { startProviderFake } from "../../helpers/provider_fakes.ts";
 import { startTestServer } from "../../helpers/server.ts";
-import {
-  defaultUser,
-  land,
-  REDIRECT_URI,
-  redirectOf,
-  serverWithFakes,
-  signIn,
-  SITE,
-} from "./_util.ts";
+import { defaultUser, land, REDIRECT_URI, redirectOf, serverWithFakes, SITE } from "./_util.ts";
 
 /** A clock the test moves. */
 function movableClock() {
