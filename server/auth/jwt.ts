@@ -77,21 +77,23 @@ export class JwtService {
     const publicJwks: Record<string, unknown>[] = [];
     for (const jwk of config.jwt.keys) {
       const alg = defaultAlg(jwk);
-      const kid = (jwk as { kid?: string }).kid ?? "";
-      if (jwk.key_ops?.includes("sign")) {
-        signer = { alg, kid: kid || undefined, key: await jose.importJWK(jwk as jose.JWK, alg) };
+      // key_ops/use are ours to read, not WebCrypto's: a private key listed with
+      // ["sign", "verify"] cannot be imported with both usages.
+      const { key_ops: ops, use: _use, ...bare } = jwk as Record<string, unknown>;
+      // Every key gets a kid (its RFC 7638 thumbprint when it has none), so a
+      // token always names the one key that may verify it.
+      const kid = (jwk as { kid?: string }).kid ||
+        await jose.calculateJwkThumbprint(bare as jose.JWK);
+      if ((ops as string[] | undefined)?.includes("sign")) {
+        signer = { alg, kid, key: await jose.importJWK(bare as jose.JWK, alg) };
       }
       if (jwk.kty === "oct") {
-        if (kid) byKid.set(kid, { alg, key: await jose.importJWK(jwk as jose.JWK, alg) });
+        byKid.set(kid, { alg, key: await jose.importJWK(bare as jose.JWK, alg) });
         continue; // symmetric keys are never published
       }
-      const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, key_ops: _ops, ...pub } =
-        jwk as Record<
-          string,
-          unknown
-        >;
-      if (kid) byKid.set(kid, { alg, key: await jose.importJWK(pub as jose.JWK, alg) });
-      publicJwks.push({ ...pub, alg, use: "sig", key_ops: ["verify"] });
+      const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, oth: _oth, ...pub } = bare;
+      byKid.set(kid, { alg, key: await jose.importJWK(pub as jose.JWK, alg) });
+      publicJwks.push({ ...pub, kid, alg, use: "sig", key_ops: ["verify"] });
     }
     return new JwtService(config.api.externalUrl, hsKey, signer, byKid, publicJwks);
   }

@@ -1,0 +1,163 @@
+/** Access-token signing and verification: HS256, key sets, JWKS, and the refusals. */
+import assert from "node:assert/strict";
+import { jose } from "../../../deps.ts";
+import { readConfig } from "../../../server/config.ts";
+import { JwtService } from "../../../server/auth/jwt.ts";
+import { ApiError } from "../../../server/api/errors.ts";
+import { BASE_ENV, startTestServer, TEST_JWT_SECRET } from "../../helpers/server.ts";
+import { email, signUpSession } from "./_util.ts";
+
+async function keyPair(alg: string, kid: string, sign: boolean) {
+  const { privateKey } = await jose.generateKeyPair(alg, {
+    extractable: true,
+    crv: alg === "EdDSA" ? "Ed25519" : undefined,
+  });
+  const jwk = await jose.exportJWK(privateKey);
+  return { ...jwk, kid, alg, key_ops: sign ? ["sign", "verify"] : ["verify"] };
+}
+
+function service(env: Record<string, string>) {
+  return JwtService.create(readConfig({ ...BASE_ENV, ...env }).config);
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+async function refused(p: Promise<unknown>, why: RegExp) {
+  await assert.rejects(p, (e: unknown) => {
+    assert.ok(e instanceof ApiError);
+    assert.equal(e.status, 403);
+    assert.equal(e.errorCode, "bad_jwt");
+    assert.match(e.message, why);
+    return true;
+  });
+}
+
+Deno.test("HS256 with JWT_SECRET: signs, verifies, iss is API_EXTERNAL_URL; expired tokens are refused", async () => {
+  const jwt = await service({});
+  const token = await jwt.sign({ sub: "u1", iat: now(), exp: now() + 60, aud: "authenticated" });
+  assert.deepEqual(jose.decodeProtectedHeader(token), { alg: "HS256", typ: "JWT" });
+  const claims = await jwt.verify(token);
+  assert.equal(claims.iss, "http://localhost:8081");
+  assert.equal(claims.sub, "u1");
+  // the same token checks out with the secret, independently of our code
+  await jose.jwtVerify(token, new TextEncoder().encode(TEST_JWT_SECRET));
+  const old = await jwt.sign({ sub: "u1", iat: now() - 100, exp: now() - 10 });
+  await refused(jwt.verify(old), /expired/);
+  const other = await (await service({ AUTHSVC_JWT_SECRET: "another-secret-another-secret-1234" }))
+    .sign({ sub: "u1", exp: now() + 60 });
+  await refused(jwt.verify(other), /signature/);
+});
+
+for (const alg of ["RS256", "ES256", "EdDSA"]) {
+  Deno.test(`${alg} from AUTHSVC_JWT_KEYS: kid in the header, public key in the JWKS`, async () => {
+    const signing = await keyPair(alg, `k-${alg}`, true);
+    const jwt = await service({ AUTHSVC_JWT_KEYS: JSON.stringify([signing]) });
+    const token = await jwt.sign({ sub: "u2", exp: now() + 60 });
+    const header = jose.decodeProtectedHeader(token);
+    assert.equal(header.alg, alg);
+    assert.equal(header.kid, `k-${alg}`);
+    assert.equal((await jwt.verify(token)).sub, "u2");
+    const { keys } = jwt.jwks();
+    assert.equal(keys.length, 1);
+    assert.equal(keys[0].kid, `k-${alg}`);
+    assert.equal(keys[0].d, undefined, "no private part is published");
+    // a relying party verifies with the published key set alone
+    const { payload } = await jose.jwtVerify(
+      token,
+      jose.createLocalJWKSet({ keys: keys as jose.JWK[] }),
+    );
+    assert.equal(payload.sub, "u2");
+  });
+}
+
+Deno.test("refused: alg none, unknown kid, HS256 signed with a public key as the secret", async () => {
+  const rsa = await keyPair("RS256", "rsa-1", true);
+  const jwt = await service({ AUTHSVC_JWT_KEYS: JSON.stringify([rsa]) });
+  const payload = { sub: "attacker", role: "service_role", exp: now() + 600 };
+  const b64 = (o: unknown) =>
+    btoa(JSON.stringify(o)).replaceAll("=", "").replaceAll("+", "-").replaceAll("/", "_");
+
+  await refused(jwt.verify(`${b64({ alg: "none", typ: "JWT" })}.${b64(payload)}.`), /not allowed/);
+  await refused(
+    jwt.verify(`${b64({ alg: "none", kid: "rsa-1" })}.${b64(payload)}.`),
+    /not allowed/,
+  );
+
+  const stranger = await keyPair("RS256", "who", true);
+  const foreign = await new jose.SignJWT(payload).setProtectedHeader({ alg: "RS256", kid: "who" })
+    .sign(await jose.importJWK({ ...stranger, key_ops: undefined }, "RS256"));
+  await refused(jwt.verify(foreign), /unknown key id/);
+
+  // the classic confusion: HS256 keyed with the public key the server publishes
+  const pub = JSON.stringify(jwt.jwks().keys[0]);
+  for (const header of [{ alg: "HS256", kid: "rsa-1" }, { alg: "HS256" }]) {
+    const forged = await new jose.SignJWT(payload).setProtectedHeader(header)
+      .sign(new TextEncoder().encode(pub));
+    await refused(jwt.verify(forged), /not allowed|signature/);
+  }
+  await refused(jwt.verify("not.a.jwt"), /malformed|parse/);
+});
+
+Deno.test("after a key rotation, tokens of the old key still verify and both keys are published", async () => {
+  const oldKey = await keyPair("ES256", "old", true);
+  const before = await service({ AUTHSVC_JWT_KEYS: JSON.stringify([oldKey]) });
+  const token = await before.sign({ sub: "u3", exp: now() + 60 });
+  const newKey = await keyPair("ES256", "new", true);
+  const after = await service({
+    AUTHSVC_JWT_KEYS: JSON.stringify([{ ...oldKey, key_ops: ["verify"] }, newKey]),
+  });
+  assert.equal((await after.verify(token)).sub, "u3");
+  assert.equal(jose.decodeProtectedHeader(await after.sign({ sub: "x" })).kid, "new");
+  assert.deepEqual(after.jwks().keys.map((k) => k.kid).sort(), ["new", "old"]);
+});
+
+Deno.test("a server with a key set: /.well-known/jwks.json verifies the tokens it issues", async () => {
+  const signing = await keyPair("RS256", "srv-1", true);
+  const srv = await startTestServer({
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
+    AUTHSVC_JWT_KEYS: JSON.stringify([signing]),
+  });
+  try {
+    const s = await signUpSession(srv, email("jwks"));
+    const jwks = await (await srv.fetch("/.well-known/jwks.json")).json();
+    const { payload, protectedHeader } = await jose.jwtVerify(
+      s.access_token,
+      jose.createLocalJWKSet(jwks),
+      { issuer: "http://localhost:8081", audience: "authenticated" },
+    );
+    assert.equal(protectedHeader.kid, "srv-1");
+    assert.equal(payload.sub, (s.user as { id: string }).id);
+    for (
+      const c of [
+        "email",
+        "phone",
+        "role",
+        "app_metadata",
+        "user_metadata",
+        "aal",
+        "amr",
+        "session_id",
+        "is_anonymous",
+        "iat",
+        "exp",
+      ]
+    ) {
+      assert.ok(c in payload, `claim ${c}`);
+    }
+    const me = await srv.fetch("/user", { headers: { authorization: `Bearer ${s.access_token}` } });
+    assert.equal(me.status, 200);
+    await me.body?.cancel();
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("a key without kid gets its thumbprint as kid, so its tokens verify", async () => {
+  const { kid: _kid, ...noKid } = await keyPair("ES256", "x", true);
+  const jwt = await service({ AUTHSVC_JWT_KEYS: JSON.stringify([noKid]) });
+  const token = await jwt.sign({ sub: "u4", exp: now() + 60 });
+  const kid = jose.decodeProtectedHeader(token).kid;
+  assert.ok(kid);
+  assert.equal(jwt.jwks().keys[0].kid, kid);
+  assert.equal((await jwt.verify(token)).sub, "u4");
+});
