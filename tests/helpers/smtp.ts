@@ -8,7 +8,7 @@
  *   const mail = await smtp.waitForMail("a@example.com", { subject: /Confirm/ });
  *   mail.subject; mail.text; mail.html; mail.from;
  *   mail.links;     // every http(s) URL of the text part, in order
- *   mail.link;      // the first of them (the action link), "" when none
+ *   mail.link;      // the action link (the first with ?token=, else the first), "" when none
  *   mail.code;      // the first 6-10 digit number in the text ("" when none)
  *   smtp.mode = "refuse"; // answer 554 to every mail (the server is "down")
  *   smtp.mode = "stall";  // accept the connection, never answer the DATA
@@ -84,7 +84,8 @@ export async function startSmtp(): Promise<TestSmtp> {
       }
       simpleParser(stream).then((m: Any) => {
         const text = String(m.text ?? "");
-        const links = [...text.matchAll(/https?:\/\/[^\s<>"]+/g)].map((x) => x[0]);
+        const links = [...text.matchAll(/https?:\/\/[^\s<>"]+/g)]
+          .map((x) => x[0].replace(/[.,;:!?)]+$/, ""));
         const toList = ([] as Any[]).concat(m.to ?? []).flatMap((a: Any) => a.value ?? [])
           .map((a: Any) => String(a.address).toLowerCase());
         received.push({
@@ -94,7 +95,7 @@ export async function startSmtp(): Promise<TestSmtp> {
           text,
           html: typeof m.html === "string" ? m.html : "",
           links,
-          link: links[0] ?? "",
+          link: links.find((l) => /[?&]token=/.test(l)) ?? links[0] ?? "",
           code: /\b(\d{6,10})\b/.exec(text)?.[1] ?? "",
         });
         for (const w of waiters) w();

@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import type { TestServer } from "../../helpers/server.ts";
+import { call, fragment, getUser, openLink, withEmail } from "./helpers.ts";
+
+const local = (srv: TestServer, link: string) => link.replace("http://localhost:8081", srv.url);
+
+Deno.test("invite: service role invites; the mail's link signs in; a user cannot invite", async () => {
+  await withEmail({}, async ({ srv, smtp }) => {
+    const admin = await srv.serviceRoleToken();
+    const r = await call(srv, "POST", "/invite", {
+      email: "Guest@Example.com",
+      data: { team: "a" },
+    }, admin);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.email, "guest@example.com");
+    assert.ok(r.body.invited_at);
+    const mail = await smtp.waitForMail("guest@example.com", { subject: "You have been invited" });
+    assert.match(mail.text, /http:\/\/localhost:3000/);
+    const { location } = await openLink(local(srv, mail.link));
+    const f = fragment(location!);
+    assert.equal(f.type, "invite");
+    const me = await getUser(srv, f.access_token);
+    assert.ok(me.email_confirmed_at);
+    assert.deepEqual(me.user_metadata, { team: "a" });
+    // the invited user sets a password
+    const pw = await call(srv, "PUT", "/user", { password: "chosen-pw" }, f.access_token);
+    assert.equal(pw.status, 200);
+    // inviting a confirmed address is refused; a plain user may not invite
+    const dup = await call(srv, "POST", "/invite", { email: "guest@example.com" }, admin);
+    assert.equal(dup.status, 422);
+    assert.equal(dup.body.error_code, "email_exists");
+    const asUser = await call(srv, "POST", "/invite", { email: "x@example.com" }, f.access_token);
+    assert.equal(asUser.status, 403);
+    assert.equal(asUser.body.error_code, "not_admin");
+    const none = await call(srv, "POST", "/invite", { email: "x@example.com" });
+    assert.equal(none.status, 401);
+    const audit = await srv.db.query<{ payload: { action: string } }>(
+      `SELECT payload FROM ${srv.db.t("audit_log_entries")}`,
+    );
+    const actions = audit.map((a) => a.payload.action);
+    assert.ok(actions.includes("user_invited"));
+    assert.ok(actions.includes("invite_accepted"));
+  });
+});
+
+Deno.test("generate_link: every type answers the link fields and sends no mail", async () => {
+  await withEmail({}, async ({ srv, smtp }) => {
+    const admin = await srv.serviceRoleToken();
+    const gen = (body: Record<string, unknown>) =>
+      call(srv, "POST", "/admin/generate_link", body, admin);
+
+    const su = await gen({
+      type: "signup",
+      email: "gl@example.com",
+      password: "pw-123456",
+      data: { a: 1 },
+      redirectTo: "http://localhost:3000/welcome",
+    });
+    assert.equal(su.status, 200, JSON.stringify(su.body));
+    for (
+      const k of [
+        "action_link",
+        "email_otp",
+        "hashed_token",
+        "verification_type",
+        "redirect_to",
+        "id",
+        "email",
+      ]
+    ) {
+      assert.ok(su.body[k], k);
+    }
+    assert.equal(su.body.verification_type, "signup");
+    assert.equal(su.body.redirect_to, "http://localhost:3000/welcome");
+    const al = new URL(String(su.body.action_link));
+    assert.equal(al.searchParams.get("token"), su.body.hashed_token);
+    assert.equal(al.searchParams.get("type"), "signup");
+    assert.equal(al.searchParams.get("redirect_to"), "http://localhost:3000/welcome");
+    assert.deepEqual(su.body.user_metadata, { a: 1 });
+    // the hashed token works with POST /verify token_hash
+    const v = await call(srv, "POST", "/verify", {
+      type: "signup",
+      token_hash: su.body.hashed_token,
+    });
+    assert.equal(v.status, 200);
+    const login = await call(srv, "POST", "/token?grant_type=password", {
+      email: "gl@example.com",
+      password: "pw-123456",
+    });
+    assert.equal(login.status, 200);
+
+    const ml = await gen({ type: "magiclink", email: "gl@example.com" });
+    assert.equal(ml.body.verification_type, "magiclink");
+    const mlv = await call(srv, "POST", "/verify", {
+      type: "magiclink",
+      email: "gl@example.com",
+      token: ml.body.email_otp,
+    });
+    assert.equal(mlv.status, 200);
+
+    const rc = await gen({
+      type: "recovery",
+      email: "gl@example.com",
+      redirect_to: "https://evil.example",
+    });
+    assert.equal(rc.body.redirect_to, "http://localhost:3000");
+    const { location } = await openLink(local(srv, String(rc.body.action_link)));
+    assert.equal(fragment(location!).type, "recovery");
+
+    const inv = await gen({ type: "invite", email: "inv@example.com" });
+    assert.equal(inv.body.verification_type, "invite");
+    assert.ok(inv.body.invited_at);
+
+    const ec = await gen({
+      type: "email_change_new",
+      email: "gl@example.com",
+      new_email: "gl2@example.com",
+    });
+    assert.equal(ec.status, 200, JSON.stringify(ec.body));
+    assert.equal(ec.body.new_email, "gl2@example.com");
+    assert.equal(ec.body.verification_type, "email_change");
+    const ecv = await openLink(local(srv, String(ec.body.action_link)));
+    const f = fragment(ecv.location!);
+    assert.equal(f.type, "email_change");
+    assert.equal((await getUser(srv, f.access_token)).email, "gl2@example.com");
+
+    const missing = await gen({ type: "recovery", email: "nobody@example.com" });
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.error_code, "user_not_found");
+    const badType = await gen({ type: "bogus", email: "gl2@example.com" });
+    assert.equal(badType.status, 400);
+    const exists = await gen({ type: "signup", email: "gl2@example.com", password: "pw-123456" });
+    assert.equal(exists.status, 422);
+    const noNew = await gen({ type: "email_change_current", email: "gl2@example.com" });
+    assert.equal(noNew.status, 400);
+    assert.match(String(noNew.body.msg), /new_email/);
+    const notAdmin = await call(srv, "POST", "/admin/generate_link", {
+      type: "magiclink",
+      email: "gl2@example.com",
+    }, f.access_token);
+    assert.equal(notAdmin.status, 403);
+
+    assert.equal(smtp.received.length, 0, "generate_link sends nothing");
+  });
+});
