@@ -1,0 +1,164 @@
+/**
+ * Account decisions of external sign-ins: a provider identity reaches an
+ * existing account only through an address the provider verified; an
+ * unconfirmed account squatting that address loses its password; sign-ups
+ * can be disabled; banned users stay out; events and audit entries are
+ * written.
+ */
+import assert from "node:assert/strict";
+import { startSmtp } from "../../helpers/smtp.ts";
+import { postJson } from "../../helpers/server.ts";
+import { defaultUser, getUser, type Json, serverWithFakes, signIn } from "./_util.ts";
+
+const PASSWORD = "correct-horse-battery-9";
+
+Deno.test("a verified address links the provider to the existing account, with a notification", async () => {
+  const smtp = await startSmtp();
+  const env = await serverWithFakes(["github"], {
+    ...smtp.env,
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
+    AUTHSVC_MAILER_NOTIFICATIONS_IDENTITY_LINKED_ENABLED: "true",
+  });
+  try {
+    const email = `owner-${crypto.randomUUID().slice(0, 6)}@example.org`;
+    const signup = await postJson(env.srv, "/signup", { email, password: PASSWORD });
+    assert.equal(signup.status, 200);
+    const userId = (signup.body.user as Json).id;
+
+    env.fakes.github.user = defaultUser({ email: email.toUpperCase() }); // case does not matter
+    const l = await signIn(env.srv, env.fakes.github);
+    const me = await getUser(env.srv, l.hash.get("access_token")!);
+    assert.equal(me.body.id, userId, "the same account");
+    const providers = ((me.body.app_metadata as Json).providers as string[]).sort();
+    assert.deepEqual(providers, ["email", "github"]);
+    assert.equal((me.body.identities as Json[]).length, 2);
+    const mail = await smtp.waitForMail(email, { subject: /identity/i });
+    assert.match(mail.text, /github/);
+
+    const audit = await env.srv.db.query<{ payload: Json }>(
+      `SELECT payload FROM ${env.srv.db.t("audit_log_entries")} WHERE payload->>'actor_id' = $1`,
+      [userId],
+    );
+    const actions = audit.map((r) => r.payload.action);
+    assert.ok(actions.includes("identity_linked"), actions.join());
+    assert.ok(actions.includes("login"), actions.join());
+
+    // The password still works: linking added a way in, it took none away.
+    const pw = await postJson(env.srv, "/token?grant_type=password", { email, password: PASSWORD });
+    assert.equal(pw.status, 200);
+  } finally {
+    await env.close();
+    await smtp.close();
+  }
+});
+
+Deno.test("an unverified address never reaches an existing account", async () => {
+  const env = await serverWithFakes(["github", "discord"], { AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const email = `victim-${crypto.randomUUID().slice(0, 6)}@example.org`;
+    const signup = await postJson(env.srv, "/signup", { email, password: PASSWORD });
+    const token = signup.body.access_token as string;
+    for (const name of ["github", "discord"]) {
+      env.fakes[name].user = defaultUser({ email, emailVerified: false });
+      const l = await signIn(env.srv, env.fakes[name]);
+      assert.equal(l.hash.get("access_token"), null, name);
+      assert.equal(l.hash.get("error_code"), "provider_email_needs_verification");
+    }
+    const me = await getUser(env.srv, token);
+    assert.equal((me.body.identities as Json[]).length, 1, "no identity was added");
+    const rows = await env.srv.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${env.srv.db.t("identities")} i
+       JOIN ${env.srv.db.t("users")} u ON u.id = i.user_id WHERE u.email = $1`,
+      [email],
+    );
+    assert.equal(rows[0].n, 1);
+  } finally {
+    await env.close();
+  }
+});
+
+Deno.test("an unconfirmed account squatting an address loses its password to the verified owner", async () => {
+  const env = await serverWithFakes(["google"]);
+  try {
+    const email = `taken-${crypto.randomUUID().slice(0, 6)}@example.org`;
+    const squat = await postJson(env.srv, "/signup", { email, password: PASSWORD });
+    assert.equal(squat.status, 200);
+    const squatterId = squat.body.id ?? (squat.body.user as Json | undefined)?.id;
+
+    env.fakes.google.user = defaultUser({ email });
+    const l = await signIn(env.srv, env.fakes.google);
+    const me = await getUser(env.srv, l.hash.get("access_token")!);
+    assert.equal(me.body.id, squatterId, "the row is reused");
+    assert.ok(me.body.email_confirmed_at, "the provider proved the address");
+    assert.deepEqual((me.body.identities as Json[]).map((i) => i.provider), ["google"]);
+    const pw = await postJson(env.srv, "/token?grant_type=password", { email, password: PASSWORD });
+    assert.equal(pw.status, 400, "the squatter's password is gone");
+  } finally {
+    await env.close();
+  }
+});
+
+Deno.test("DISABLE_SIGNUP keeps new users out; banned users stay out", async () => {
+  const open = await serverWithFakes(["gitlab"]);
+  try {
+    const fake = open.fakes.gitlab;
+    fake.user = defaultUser();
+    const first = await signIn(open.srv, fake);
+    const me = await getUser(open.srv, first.hash.get("access_token")!);
+    await open.srv.db.query(
+      `UPDATE ${open.srv.db.t("users")} SET banned_until = now() + interval '1 day' WHERE id = $1`,
+      [me.body.id],
+    );
+    const banned = await signIn(open.srv, fake);
+    assert.equal(banned.hash.get("error"), "access_denied");
+    assert.equal(banned.hash.get("error_code"), "user_banned");
+  } finally {
+    await open.close();
+  }
+  const closed = await serverWithFakes(["gitlab"], { AUTHSVC_DISABLE_SIGNUP: "true" });
+  try {
+    closed.fakes.gitlab.user = defaultUser();
+    const l = await signIn(closed.srv, closed.fakes.gitlab);
+    assert.equal(l.hash.get("error"), "access_denied");
+    assert.equal(l.hash.get("error_code"), "signup_disabled");
+    const n = await closed.srv.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${closed.srv.db.t("users")}`,
+    );
+    assert.equal(n[0].n, 0);
+  } finally {
+    await closed.close();
+  }
+});
+
+Deno.test("signup and signin events, audit entries and the amr of the session", async () => {
+  const env = await serverWithFakes(["twitch"]);
+  try {
+    const events: [string, Json][] = [];
+    for (const name of ["signup", "signin"]) {
+      env.srv.services.events.on(name, (a) => events.push([name, a]));
+    }
+    env.fakes.twitch.user = defaultUser();
+    const l = await signIn(env.srv, env.fakes.twitch);
+    await signIn(env.srv, env.fakes.twitch);
+    assert.deepEqual(events, [
+      ["signup", { method: "oauth", provider: "twitch" }],
+      ["signin", { method: "oauth", provider: "twitch" }],
+      ["signin", { method: "oauth", provider: "twitch" }],
+    ]);
+    const claims = JSON.parse(
+      atob(l.hash.get("access_token")!.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")),
+    );
+    assert.equal(claims.amr[0].method, "oauth");
+    assert.equal(claims.amr[0].provider, "twitch");
+    assert.equal(claims.app_metadata.provider, "twitch");
+    const rows = await env.srv.db.query<{ payload: Json }>(
+      `SELECT payload FROM ${env.srv.db.t("audit_log_entries")} WHERE payload->>'actor_id' = $1
+       ORDER BY created_at`,
+      [claims.sub],
+    );
+    assert.deepEqual(rows.map((r) => r.payload.action), ["user_signedup", "login"]);
+    assert.deepEqual((rows[0].payload.traits as Json).provider, "twitch");
+  } finally {
+    await env.close();
+  }
+});
