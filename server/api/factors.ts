@@ -117,6 +117,7 @@ export function factorRoutes(app: Hono<AppEnv>, s: Services): void {
     callerSession(caller);
     const factor = await s.mfa.ownedFactor(caller.user.id, uuidParam(c, "factor_id"));
     await readBody(c); // `channel` (sms) is the only choice; the body is still checked
+    await s.mfa.assertCanChallenge(factor);
     let code: string | undefined;
     if (factor.factor_type === "phone") code = await sendPhoneCode(s, factor);
     const challenge = await s.mfa.createChallenge(factor, clientIp(c), code);

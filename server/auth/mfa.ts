@@ -16,7 +16,7 @@
  * - TOTP secrets are returned once, in the enrollment answer; phone codes are
  *   stored only as an HMAC keyed by a server secret.
  */
-import { ApiError } from "../api/errors.ts";
+import { ApiError, tooManyRequests } from "../api/errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
@@ -52,6 +52,9 @@ export interface ChallengeRow {
   verified_at: Date | null;
   created_at: Date;
 }
+
+/** Unanswered challenges a factor may have within the challenge expiry (see assertCanChallenge). */
+export const OPEN_CHALLENGES_PER_FACTOR = 10;
 
 /** The amr method a verified factor adds to the session (GoTrue's names). */
 export function amrMethod(type: FactorType): string {
@@ -194,6 +197,35 @@ export class Mfa {
       );
       return row;
     });
+  }
+
+  /**
+   * Refuses a new challenge (429 over_request_rate_limit) while the factor has
+   * OPEN_CHALLENGES_PER_FACTOR unanswered challenges younger than the expiry:
+   * each allows MFA_MAX_ATTEMPTS codes, so this bounds the guesses per factor
+   * and window however many clients or addresses ask. Call it before sending
+   * anything. Long-expired challenges of the factor are removed here.
+   */
+  async assertCanChallenge(factor: FactorRow): Promise<void> {
+    const now = this.clock.now().getTime();
+    const window = this.config.mfa.challengeExpiry * 1000;
+    await this.db.query(`DELETE FROM ${this.challenges} WHERE factor_id = $1 AND created_at < $2`, [
+      factor.id,
+      new Date(now - 2 * window),
+    ]);
+    const [r] = await this.db.query<{ n: number; oldest: Date | null }>(
+      `SELECT count(*)::int AS n, min(created_at) AS oldest FROM ${this.challenges}
+       WHERE factor_id = $1 AND verified_at IS NULL AND created_at > $2`,
+      [factor.id, new Date(now - window)],
+    );
+    if (r.n >= OPEN_CHALLENGES_PER_FACTOR) {
+      const wait = Math.max(1, Math.ceil((new Date(r.oldest!).getTime() + window - now) / 1000));
+      throw tooManyRequests(
+        "over_request_rate_limit",
+        `Too many open challenges for this factor, try again in ${wait} seconds`,
+        wait,
+      );
+    }
   }
 
   /**

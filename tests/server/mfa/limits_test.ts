@@ -259,3 +259,25 @@ Deno.test("bad input gets a 4xx naming the field; other users' factors are not f
     await srv.close();
   }
 });
+
+Deno.test("unanswered challenges per factor are bounded, so guesses per factor are too", async () => {
+  const clock = new TestClock();
+  const srv = await startTestServer(MFA_ENV, { clock });
+  try {
+    const { token, id, secret } = await withFactor(srv);
+    for (let i = 0; i < 10; i++) await challenge(srv, token, id);
+    const refused = await api(srv, "POST", `/factors/${id}/challenge`, token, {});
+    assert.equal(refused.status, 429);
+    assert.equal(refused.body.error_code, "over_request_rate_limit");
+    // Once the open ones expire, challenges are possible again.
+    clock.advance(301);
+    const c = await challenge(srv, token, id);
+    const ok = await api(srv, "POST", `/factors/${id}/verify`, token, {
+      challenge_id: c,
+      code: totpAt(secret, clock.ms),
+    });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  } finally {
+    await srv.close();
+  }
+});
