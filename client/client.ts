@@ -86,6 +86,7 @@ export class Client {
   #secret: string;
   #connection: Connection;
   #strategies: Record<string, unknown> = {};
+  #resolved = new Map<string, string>();
 
   /**
    * Creates an instance.
@@ -182,17 +183,34 @@ export class Client {
 
   /** The authorization endpoint with `params` in its query. */
   authorizeUrl(params?: Record<string, unknown>): string {
-    return withQuery(resolveUrl(this.site, this.options.authorizeUrl, "authorizeUrl"), params);
+    return this.#endpoint(this.options.authorizeUrl, "authorizeUrl", params);
   }
 
   /** The token endpoint with `params` in its query. */
   tokenUrl(params?: Record<string, unknown>): string {
-    return withQuery(resolveUrl(this.site, this.options.tokenUrl, "tokenUrl"), params);
+    return this.#endpoint(this.options.tokenUrl, "tokenUrl", params);
   }
 
   /** The revocation endpoint with `params` in its query. */
   revokeUrl(params?: Record<string, unknown>): string {
-    return withQuery(resolveUrl(this.site, this.options.revokeUrl, "revokeUrl"), params);
+    return this.#endpoint(this.options.revokeUrl, "revokeUrl", params);
+  }
+
+  /** Resolves `path` against `site` (cached: both are fixed for the client's life). */
+  #resolve(path: string, what: string): URL {
+    let href = this.#resolved.get(path);
+    if (href === undefined) {
+      href = resolveUrl(this.site, path, what).href;
+      if (this.#resolved.size < 64) this.#resolved.set(path, href);
+    }
+    return new URL(href);
+  }
+
+  #endpoint(path: string, what: string, params?: Record<string, unknown>): string {
+    if (!params || Object.keys(params).length === 0) {
+      return this.#resolved.get(path) ?? this.#resolve(path, what).href;
+    }
+    return withQuery(this.#resolve(path, what), params);
   }
 
   /**
@@ -232,10 +250,13 @@ export class Client {
     }
     const secrets = this.#secrets(extraSecrets);
     let method = verb.toUpperCase();
-    const target = resolveUrl(this.site, url, "url");
+    const target = this.#resolve(url, "url");
     if (opts.params) appendParams(target.searchParams, opts.params);
-    const headers = new Headers(this.#connection.headers);
-    for (const [k, v] of Object.entries(opts.headers ?? {})) headers.set(k, v);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(this.#connection.headers)) headers[k.toLowerCase()] = v;
+    if (opts.headers) {
+      for (const [k, v] of Object.entries(opts.headers)) headers[k.toLowerCase()] = v;
+    }
     let body: BodyInit | undefined = encodeBody(opts.body, headers);
     let current = target;
     let redirectsLeft = this.options.maxRedirects;
@@ -269,9 +290,9 @@ export class Client {
         if ((response.status === 302 || response.status === 303) && method !== "HEAD") {
           method = "GET";
           body = undefined;
-          headers.delete("content-type");
+          delete headers["content-type"];
         }
-        if (next.origin !== current.origin) headers.delete("authorization");
+        if (next.origin !== current.origin) delete headers.authorization;
         current = next;
         continue;
       }
@@ -424,16 +445,19 @@ function tokenSecrets(params: TokenParams): string[] {
   return out;
 }
 
-function encodeBody(body: RequestOptions["body"], headers: Headers): BodyInit | undefined {
+function encodeBody(
+  body: RequestOptions["body"],
+  headers: Record<string, string>,
+): BodyInit | undefined {
   if (body === undefined || body === null) return undefined;
   if (typeof body === "string") return body;
   if (body instanceof Uint8Array) return body as Uint8Array<ArrayBuffer>;
   if (typeof body !== "object") {
     throw new TypeError(`request: "body" must be a string, an object or bytes, got ${typeof body}`);
   }
-  const type = headers.get("content-type") ?? "";
+  const type = headers["content-type"] ?? "";
   if (/json/i.test(type)) return JSON.stringify(body);
-  if (!type) headers.set("content-type", "application/x-www-form-urlencoded");
+  if (!type) headers["content-type"] = "application/x-www-form-urlencoded";
   const form = new URLSearchParams();
   appendParams(form, body);
   return form.toString();

@@ -209,8 +209,7 @@ export class Connection implements ConnectionBuilder {
     const method = init.method ?? "GET";
     try {
       if (signal?.aborted) throw signal.reason;
-      const request = new Request(url, { ...init, signal: controller.signal });
-      const response = await this.#dispatch(request);
+      const response = await this.#dispatch(url, { ...init, signal: controller.signal });
       const body = await response.text();
       return { response, body };
     } catch (cause) {
@@ -241,11 +240,16 @@ export class Connection implements ConnectionBuilder {
     }
   }
 
-  #dispatch(request: Request): Promise<globalThis.Response> {
-    const init = this.#transportInit();
-    const fetchImpl = this.#fetch ?? globalThis.fetch;
-    const transport = (r: Request) => init ? fetchImpl(r, init) : fetchImpl(r);
+  #dispatch(url: URL, init: RequestInit): Promise<globalThis.Response> {
+    const transportInit = this.#transportInit();
     const middlewares = this.#middlewares;
+    if (!this.#fetch && middlewares.length === 0) {
+      // The default transport needs no Request of ours: fetch builds its own.
+      return fetch(url, transportInit ? { ...init, ...transportInit } : init);
+    }
+    const fetchImpl = this.#fetch ?? globalThis.fetch;
+    const transport = (r: Request) => transportInit ? fetchImpl(r, transportInit) : fetchImpl(r);
+    const request = new Request(url, init);
     if (middlewares.length === 0) return transport(request);
     const run = (i: number, r: Request): Promise<globalThis.Response> =>
       i < middlewares.length ? middlewares[i](r, (next) => run(i + 1, next)) : transport(r);

@@ -48,7 +48,7 @@ export function logRequest(
   logger: Logger,
   method: string,
   url: string,
-  headers: Headers,
+  headers: Headers | Record<string, string>,
   body: unknown,
   secrets: readonly (string | undefined)[],
 ): void {
