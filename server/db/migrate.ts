@@ -6,10 +6,31 @@
 import { MIGRATIONS, readMigration } from "../../migrations/mod.ts";
 import type { Db } from "./db.ts";
 
+/**
+ * Migrations of this process, chained per lock key. PGlite has one session,
+ * in which advisory locks are re-entrant, so two handles on one embedded
+ * database would not exclude each other through the lock alone.
+ */
+const running = new Map<string, Promise<unknown>>();
+
 /** Applies what is pending; returns the names applied now. */
-export async function migrate(db: Db, log: (msg: string) => void = () => {}): Promise<string[]> {
-  const table = db.t("schema_migrations");
+export function migrate(db: Db, log: (msg: string) => void = () => {}): Promise<string[]> {
   const lockKey = `authsvc_migrations:${db.prefix}`;
+  const prev = running.get(lockKey) ?? Promise.resolve();
+  const next = prev.catch(() => {}).then(() => migrateLocked(db, lockKey, log));
+  running.set(lockKey, next);
+  next.finally(() => {
+    if (running.get(lockKey) === next) running.delete(lockKey);
+  }).catch(() => {});
+  return next;
+}
+
+async function migrateLocked(
+  db: Db,
+  lockKey: string,
+  log: (msg: string) => void,
+): Promise<string[]> {
+  const table = db.t("schema_migrations");
   return await db.withConnection(async (conn) => {
     await conn.query("SELECT pg_advisory_lock(hashtext($1))", [lockKey]);
     try {
