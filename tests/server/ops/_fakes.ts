@@ -18,6 +18,7 @@ export async function send(
 ): Promise<{ status: number; body: Json; headers: Headers }> {
   const res = await srv.fetch(path, {
     method,
+    redirect: "manual",
     headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
