@@ -117,10 +117,10 @@ export function factorRoutes(app: Hono<AppEnv>, s: Services): void {
     callerSession(caller);
     const factor = await s.mfa.ownedFactor(caller.user.id, uuidParam(c, "factor_id"));
     await readBody(c); // `channel` (sms) is the only choice; the body is still checked
-    await s.mfa.assertCanChallenge(factor);
+    await s.mfa.challenges.assertCanChallenge(factor);
     let code: string | undefined;
     if (factor.factor_type === "phone") code = await sendPhoneCode(s, factor);
-    const challenge = await s.mfa.createChallenge(factor, clientIp(c), code);
+    const challenge = await s.mfa.challenges.createChallenge(factor, clientIp(c), code);
     await audit(s, c, caller.user, "challenge_created", {
       factor_id: factor.id,
       factor_status: factor.status,
@@ -128,7 +128,7 @@ export function factorRoutes(app: Hono<AppEnv>, s: Services): void {
     return c.json({
       id: challenge.id,
       type: factor.factor_type,
-      expires_at: s.mfa.expiresAt(challenge),
+      expires_at: s.mfa.challenges.expiresAt(challenge),
     });
   });
 
@@ -140,7 +140,7 @@ export function factorRoutes(app: Hono<AppEnv>, s: Services): void {
     const challengeId = reqString(body, "challenge_id", 64);
     if (!isUuid(challengeId)) throw badRequest("challenge_id must be a UUID");
     const code = reqString(body, "code", 32).trim();
-    const done = await s.mfa.verify(
+    const done = await s.mfa.challenges.verify(
       factor,
       session.id,
       challengeId.toLowerCase(),
