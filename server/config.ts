@@ -593,20 +593,24 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
       enabled: r.bool("TRACING_ENABLED", { doc: "OpenTelemetry traces over OTLP" }),
       exporter: r.oneOf("TRACING_EXPORTER", ["opentelemetry"] as const, {
         default: "opentelemetry",
+        doc: "traces go out over OTLP/HTTP (OTEL_EXPORTER_OTLP_* variables)",
       }),
     },
     metrics: {
-      enabled: r.bool("METRICS_ENABLED", { doc: "metrics" }),
+      enabled: r.bool("METRICS_ENABLED", { doc: "request, sign-in and runtime metrics" }),
       exporter: r.oneOf("METRICS_EXPORTER", ["opentelemetry", "prometheus"] as const, {
         default: "opentelemetry",
+        doc: "push over OTLP/HTTP, or serve Prometheus text",
       }),
       prometheusHost: r.string("OTEL_EXPORTER_PROMETHEUS_HOST", {
         noPrefix: true,
         default: "0.0.0.0",
+        doc: "address of the Prometheus listener (path /)",
       }),
       prometheusPort: r.int("OTEL_EXPORTER_PROMETHEUS_PORT", {
         noPrefix: true,
         default: 9100,
+        doc: "port of the Prometheus listener",
         min: 0,
         max: 65535,
       }),
