@@ -9,6 +9,7 @@ import type { SessionRow } from "../auth/sessions.ts";
 import type { UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { ApiError } from "./errors.ts";
+import { isUuid } from "./input.ts";
 
 /** Hono bindings and variables of this app. */
 export type AppEnv = {
@@ -44,14 +45,14 @@ export async function requireUser(c: Ctx): Promise<Caller> {
   const s = c.get("services");
   const token = bearerToken(c);
   const claims = await s.jwt.verify(token);
-  if (typeof claims.sub !== "string" || claims.sub === "") {
-    throw new ApiError(403, "bad_jwt", "invalid claim: missing sub claim");
+  if (!isUuid(claims.sub)) { // a non-UUID sub made the user lookup a 500 (tests/reliability)
+    throw new ApiError(403, "bad_jwt", "invalid claim: sub claim must be a UUID");
   }
   const user = await s.users.findById(claims.sub);
   if (!user) throw new ApiError(403, "user_not_found", "User from sub claim in JWT does not exist");
   let session: SessionRow | null = null;
   if (typeof claims.session_id === "string" && claims.session_id) {
-    session = await s.sessions.findSession(claims.session_id);
+    session = isUuid(claims.session_id) ? await s.sessions.findSession(claims.session_id) : null;
     if (!session) {
       throw new ApiError(
         403,
