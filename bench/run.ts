@@ -119,7 +119,7 @@ async function main(): Promise<number> {
     });
     try {
       log(`server process ${srv.pid} at ${srv.url}, namespace ${ns}`);
-      const fx = await createFixtures(srv.url, { users: 16, refreshPool: CONNECTIONS * 4 });
+      const fx = await createFixtures(srv.url, { users: 16, refreshPool: CONNECTIONS * 2 + 1 });
       notes.push(...fx.notes);
       const dir = await Deno.makeTempDir({ prefix: "authsvc-bench-" });
       const usersFile = `${dir}/users.txt`;

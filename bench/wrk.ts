@@ -167,7 +167,10 @@ end
   signup: `
 local prefix, password, counter = "", "", 0
 init = function(args)
-  prefix = args[1] .. "-" .. tostring(math.random(1, 1000000000))
+  -- a fresh random id per thread and run (the warm-up must not reuse the measured run's addresses)
+  local f = io.open("/proc/sys/kernel/random/uuid", "r")
+  prefix = args[1] .. "-" .. f:read("*l"):sub(1, 13)
+  f:close()
   password = args[2]
   wrk.headers["Content-Type"] = "application/json"
 end

@@ -1,0 +1,298 @@
+/**
+ * Generated malformed requests for the bad-input suite: wrong types, missing
+ * fields, huge strings, deep JSON, invalid UTF-8, wrong content types, bad
+ * UUIDs, SQL and template injection strings, bogus JWTs.
+ */
+import { jose } from "../../deps.ts";
+
+/** One request to send. */
+export interface BadRequest {
+  /** What kind of bad input this is (for the report). */
+  kind: string;
+  /** Appended to the route's path (a query string) or "" . */
+  query: string;
+  /** The body and its content type; undefined sends none. */
+  body?: { type: string; bytes: Uint8Array<ArrayBuffer> };
+  /** Authorization header value, or undefined for none. */
+  auth?: string;
+  /** Whatever the route does with `{}`, this must be a 4xx. */
+  must4xx: boolean;
+  /** This exact status is required. */
+  mustStatus?: number;
+}
+
+const enc = new TextEncoder();
+const json = (v: unknown) => ({ type: "application/json", bytes: enc.encode(JSON.stringify(v)) });
+const raw = (type: string, text: string | Uint8Array<ArrayBuffer>) => ({
+  type,
+  bytes: typeof text === "string" ? enc.encode(text) : text,
+});
+
+/** SQL and template injection strings, and other hostile text. */
+export const HOSTILE_STRINGS = [
+  "' OR '1'='1",
+  "'; DROP TABLE users; --",
+  '" OR 1=1 --',
+  "1; SELECT pg_sleep(10); --",
+  "{{ .Token }}{{ .SiteURL }}",
+  "${7*7}#{7*7}<%= 7*7 %>",
+  "{{constructor.constructor('return process')()}}",
+  "<script>alert(1)</script>",
+  "../../../../etc/passwd",
+  "\u0000nul\u0000",
+  "\ud800 lone surrogate",
+  "javascript:alert(1)",
+  "a@b.c\r\nBcc: victim@example.com",
+  "+1 (555) 0100' --",
+  "__proto__",
+];
+
+/** Values of the wrong type for any field. */
+export const WRONG_TYPES: unknown[] = [
+  123,
+  -1.5e308,
+  true,
+  [],
+  ["a", "b"],
+  {},
+  { $gt: "" },
+  { __proto__: { admin: true } },
+  "",
+  " ",
+];
+
+/** Field names the endpoints read (every one is set in the generated bodies). */
+export const FIELDS = [
+  "email",
+  "password",
+  "phone",
+  "token",
+  "token_hash",
+  "refresh_token",
+  "type",
+  "data",
+  "user_metadata",
+  "app_metadata",
+  "role",
+  "ban_duration",
+  "email_confirm",
+  "phone_confirm",
+  "create_user",
+  "channel",
+  "code_challenge",
+  "code_challenge_method",
+  "redirect_to",
+  "nonce",
+  "factor_type",
+  "friendly_name",
+  "issuer",
+  "code",
+  "challenge_id",
+  "provider",
+  "auth_code",
+  "code_verifier",
+  "should_soft_delete",
+  "password_hash",
+  "id",
+  "user_id",
+  "grant_type",
+  "captcha_token",
+  "gotrue_meta_security",
+  "options",
+  "scopes",
+  "state",
+];
+
+/** Query parameters the endpoints read. */
+const QUERY_PARAMS = [
+  "grant_type",
+  "redirect_to",
+  "page",
+  "per_page",
+  "filter",
+  "type",
+  "token",
+  "provider",
+  "scopes",
+  "code",
+  "state",
+  "scope",
+  "query",
+  "error",
+  "code_challenge",
+  "code_challenge_method",
+];
+
+function allFields(v: unknown): Record<string, unknown> {
+  return Object.fromEntries(FIELDS.map((f) => [f, v]));
+}
+
+function queryOf(v: string): string {
+  return "?" + QUERY_PARAMS.map((p) => `${p}=${encodeURIComponent(v.toWellFormed())}`).join("&");
+}
+
+/** Bogus bearer tokens, some of them correctly signed with nonsensical claims. */
+export async function bogusJwts(
+  secret: string,
+  realUserId: string,
+): Promise<{ name: string; token: string }[]> {
+  const key = new TextEncoder().encode(secret);
+  const now = Math.floor(Date.now() / 1000);
+  const sign = (claims: Record<string, unknown>, k: Uint8Array = key) =>
+    new jose.SignJWT(claims).setProtectedHeader({ alg: "HS256", typ: "JWT" }).sign(k);
+  const b64 = (o: unknown) => btoa(JSON.stringify(o)).replace(/=+$/, "");
+  return [
+    { name: "not a jwt", token: "abc" },
+    { name: "three empty parts", token: ".." },
+    { name: "garbage parts", token: "a.b.c" },
+    {
+      name: "alg none",
+      token: `${b64({ alg: "none" })}.${b64({ sub: crypto.randomUUID(), role: "service_role" })}.`,
+    },
+    {
+      name: "wrong secret",
+      token: await sign(
+        { sub: crypto.randomUUID(), role: "service_role", exp: now + 600 },
+        enc.encode("another-secret-another-secret-another-secret"),
+      ),
+    },
+    {
+      name: "expired",
+      token: await sign({ sub: crypto.randomUUID(), role: "authenticated", exp: now - 3600 }),
+    },
+    {
+      name: "sub not a uuid",
+      token: await sign({ sub: "'; DROP TABLE users; --", role: "authenticated", exp: now + 600 }),
+    },
+    {
+      name: "session_id not a uuid",
+      token: await sign({
+        sub: crypto.randomUUID(),
+        session_id: "../../x",
+        role: "authenticated",
+        exp: now + 600,
+      }),
+    },
+    {
+      name: "claims of wrong types",
+      token: await sign({ sub: 12, session_id: {}, role: [], aal: 5, amr: "x", exp: now + 600 }),
+    },
+    {
+      name: "unknown user",
+      token: await sign({
+        sub: crypto.randomUUID(),
+        session_id: crypto.randomUUID(),
+        role: "authenticated",
+        exp: now + 600,
+      }),
+    },
+    {
+      name: "session_id not a uuid, real user",
+      token: await sign({
+        sub: realUserId,
+        session_id: "'; DROP TABLE sessions; --",
+        role: "authenticated",
+        exp: now + 600,
+      }),
+    },
+    {
+      name: "unknown session, real user",
+      token: await sign({
+        sub: realUserId,
+        session_id: crypto.randomUUID(),
+        role: "authenticated",
+        exp: now + 600,
+      }),
+    },
+    { name: "huge", token: "a".repeat(6000) },
+  ];
+}
+
+/** Malformed bodies and queries for a route with a body (POST, PUT, PATCH, DELETE). */
+export function bodyRequests(maxBodyBytes: number): BadRequest[] {
+  const out: BadRequest[] = [];
+  const add = (kind: string, body: BadRequest["body"], must4xx: boolean, mustStatus?: number) =>
+    out.push({ kind, query: "", body, must4xx, mustStatus });
+  add("truncated JSON", raw("application/json", '{"email": "a@b.co", "password": '), true);
+  add("JSON array", json([1, 2, 3]), true);
+  add("JSON string", json("hello"), true);
+  add("JSON number", raw("application/json", "42"), true);
+  add("JSON null", raw("application/json", "null"), false); // "no body" reading is allowed
+  add(
+    "invalid UTF-8",
+    raw(
+      "application/json",
+      new Uint8Array([
+        ...enc.encode('{"email":"'),
+        0xff,
+        0xfe,
+        ...enc.encode('@x.com","password":"'),
+        0xc3,
+        0x28,
+        ...enc.encode('"}'),
+      ]),
+    ),
+    true,
+  );
+  add(
+    "deep JSON arrays",
+    raw("application/json", `{"data":${"[".repeat(20000)}${"]".repeat(20000)}}`),
+    true,
+  );
+  let deep = "{}";
+  for (let i = 0; i < 200; i++) deep = `{"data":${deep}}`;
+  add("deep JSON objects", raw("application/json", deep), true);
+  add("XML body", raw("application/xml", "<signup><email>a@b.co</email></signup>"), true);
+  add(
+    "multipart body",
+    raw("multipart/form-data; boundary=xyz", "--xyz\r\nContent-Disposition: form-data\r\n\r\n"),
+    true,
+  );
+  add("form garbage", raw("application/x-www-form-urlencoded", "%zz=%%&email=%ff"), false);
+  add("text/plain JSON", raw("text/plain", JSON.stringify(allFields(123))), false);
+  add("over the size limit", json({ data: "x".repeat(maxBodyBytes + 10) }), true, 413);
+  add(
+    "huge strings",
+    json(allFields("a".repeat(200_000) + "@example.com")),
+    true,
+  );
+  add("missing fields", json({}), false);
+  for (const v of WRONG_TYPES) add(`wrong type ${JSON.stringify(v)}`, json(allFields(v)), false);
+  for (const s of HOSTILE_STRINGS) add(`hostile ${JSON.stringify(s)}`, json(allFields(s)), false);
+  return out;
+}
+
+/** Hostile query strings (for every route). */
+export function queryRequests(): BadRequest[] {
+  const out: BadRequest[] = [];
+  for (const s of [...HOSTILE_STRINGS, "-1", "1e309", "a".repeat(1000)]) {
+    out.push({
+      kind: `query ${JSON.stringify(s.slice(0, 30))}`,
+      query: queryOf(s),
+      must4xx: false,
+    });
+  }
+  out.push({
+    kind: "query invalid percent-encoding",
+    query: "?redirect_to=%ff%fe&page=%zz&type=%",
+    must4xx: false,
+  });
+  out.push({
+    kind: "query repeated params",
+    query: "?page=1&page=2&grant_type=password&grant_type=refresh_token",
+    must4xx: false,
+  });
+  return out;
+}
+
+/** Replacements for a UUID path parameter. */
+export const BAD_UUIDS = [
+  "not-a-uuid",
+  "00000000-0000-0000-0000-00000000000g",
+  "'; DROP TABLE users; --",
+  "%ff%fe",
+  "1",
+  "a".repeat(5000),
+  "00000000-0000-0000-0000-000000000000",
+  crypto.randomUUID(),
+];
