@@ -1,5 +1,11 @@
 /** Helpers of the operations tests: fake captcha providers and small request helpers. */
-import type { TestServer } from "../../helpers/server.ts";
+import {
+  dropNamespace,
+  freshNamespace,
+  testDatabaseUrl,
+  type TestServer,
+} from "../../helpers/server.ts";
+import { type Db, openDb } from "../../../server/db/db.ts";
 
 export type Json = Record<string, unknown>;
 
@@ -125,4 +131,22 @@ export class TestClock {
   advance(sec: number): void {
     this.ms += sec * 1000;
   }
+}
+
+/**
+ * A database of its own for a test that builds the app itself (createApp):
+ * PostgreSQL in a fresh namespace when DATABASE_URL is set, else an in-memory
+ * PGlite. `close()` drops the namespace and closes it.
+ */
+export async function scratchDb(): Promise<{ db: Db; close(): Promise<void> }> {
+  const url = testDatabaseUrl();
+  const prefix = url ? `${freshNamespace()}_` : "";
+  const db = await openDb({ url, dataDir: "memory://", maxPoolSize: 2, prefix });
+  return {
+    db,
+    async close() {
+      if (url) await dropNamespace(db, prefix).catch(() => {});
+      await db.close();
+    },
+  };
 }

@@ -3,7 +3,8 @@ import { startTestServer } from "../../helpers/server.ts";
 import { parseIp, resolveClientIp } from "../../../server/security/client_ip.ts";
 import { readConfig } from "../../../server/config.ts";
 import { BASE_ENV } from "../../helpers/server.ts";
-import { email, send } from "./_fakes.ts";
+import { email, scratchDb, send } from "./_fakes.ts";
+import { createApp } from "../../../server/app.ts";
 
 type Line = Record<string, unknown>;
 const parse = (lines: string[]): Line[] => lines.map((l) => JSON.parse(l));
@@ -65,10 +66,8 @@ Deno.test("logs: LOG_LEVEL drops lower levels; LOG_FILE receives the lines", asy
   const file = await Deno.makeTempFile({ suffix: ".log" });
   const { config } = readConfig({ ...BASE_ENV, LOG_LEVEL: "warn", AUTHSVC_LOG_FILE: file });
   assert.equal(config.log.file, file);
-  const { createApp } = await import("../../../server/app.ts");
-  const { openDb } = await import("../../../server/db/db.ts");
-  const db = await openDb({ url: "", dataDir: "memory://", maxPoolSize: 0, prefix: "" });
-  const app = await createApp(config, { db });
+  const scratch = await scratchDb();
+  const app = await createApp(config, { db: scratch.db });
   try {
     const res = await app.fetch(new Request("http://x/health"), "127.0.0.1");
     await res.body?.cancel();
@@ -76,7 +75,7 @@ Deno.test("logs: LOG_LEVEL drops lower levels; LOG_FILE receives the lines", asy
     app.services.log.info("not at warn", {});
   } finally {
     await app.close();
-    await db.close();
+    await scratch.close();
   }
   const lines = (await Deno.readTextFile(file)).trim().split("\n").map((l) => JSON.parse(l));
   await Deno.remove(file);

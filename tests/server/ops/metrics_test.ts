@@ -2,11 +2,10 @@ import assert from "node:assert/strict";
 import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
 import { readConfig } from "../../../server/config.ts";
 import { createApp } from "../../../server/app.ts";
-import { openDb } from "../../../server/db/db.ts";
 import { Logger } from "../../../server/observe/log.ts";
 import { startOtlpCollector } from "../../helpers/otlp_collector.ts";
 import { VERSION } from "../../../server/version.ts";
-import { email, send } from "./_fakes.ts";
+import { email, scratchDb, send } from "./_fakes.ts";
 
 function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -109,15 +108,15 @@ Deno.test("metrics (prometheus): a port in use stops the start with a clear mess
     OTEL_EXPORTER_PROMETHEUS_HOST: "127.0.0.1",
     OTEL_EXPORTER_PROMETHEUS_PORT: String((l.addr as Deno.NetAddr).port),
   });
-  const db = await openDb({ url: "", dataDir: "memory://", maxPoolSize: 0, prefix: "" });
+  const scratch = await scratchDb();
   try {
     await assert.rejects(
-      () => createApp(config, { db, log: new Logger("error", () => {}) }),
+      () => createApp(config, { db: scratch.db, log: new Logger("error", () => {}) }),
       /cannot serve Prometheus metrics on 127\.0\.0\.1:\d+ \(OTEL_EXPORTER_PROMETHEUS_HOST\/PORT\)/,
     );
   } finally {
     l.close();
-    await db.close();
+    await scratch.close();
   }
 });
 
