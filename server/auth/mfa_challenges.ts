@@ -139,11 +139,7 @@ export class MfaChallenges {
       );
     }
     if (challenge.verified_at) {
-      throw new ApiError(
-        422,
-        "mfa_challenge_expired",
-        `MFA challenge ${challenge.id} has already been used, create a new challenge`,
-      );
+      throw alreadyUsed(challenge.id);
     }
     if (challenge.ip_address !== ip) {
       throw new ApiError(
@@ -167,6 +163,11 @@ export class MfaChallenges {
       [challenge.id, this.config.mfa.maxAttempts],
     );
     if (!took.length) {
+      const [current] = await this.db.query<ChallengeRow>(
+        `SELECT * FROM ${this.table} WHERE id = $1`,
+        [challenge.id],
+      );
+      if (!current || current.verified_at) throw alreadyUsed(challenge.id);
       throw new ApiError(
         429,
         "mfa_verification_rejected",
@@ -192,11 +193,7 @@ export class MfaChallenges {
         [challenge.id, now],
       );
       if (!used.length) {
-        throw new ApiError(
-          422,
-          "mfa_challenge_expired",
-          `MFA challenge ${challenge.id} has already been used, create a new challenge`,
-        );
+        throw alreadyUsed(challenge.id);
       }
       if (step !== null) {
         const fresh = await tx.query(
@@ -266,4 +263,13 @@ export class MfaChallenges {
   async #codeHash(challengeId: string, code: string): Promise<string> {
     return await hmacBase64url(await this.#codeKey, `${challengeId}:${code}`);
   }
+}
+
+/** A challenge answered before: 422 mfa_challenge_expired. */
+function alreadyUsed(id: string): ApiError {
+  return new ApiError(
+    422,
+    "mfa_challenge_expired",
+    `MFA challenge ${id} has already been used, create a new challenge`,
+  );
 }

@@ -281,3 +281,36 @@ Deno.test("unanswered challenges per factor are bounded, so guesses per factor a
     await srv.close();
   }
 });
+
+Deno.test("parallel guesses cannot exceed the attempts, and parallel right answers raise one session once", async () => {
+  const clock = new TestClock();
+  const srv = await startTestServer({ ...MFA_ENV, AUTHSVC_MFA_MAX_ATTEMPTS: "3" }, { clock });
+  try {
+    const { token, id, secret } = await withFactor(srv);
+    const good = totpAt(secret, clock.ms);
+    const wrong = good === "000000" ? "111111" : "000000";
+    const c1 = await challenge(srv, token, id);
+    const guesses = await Promise.all(
+      Array.from(
+        { length: 8 },
+        () => api(srv, "POST", `/factors/${id}/verify`, token, { challenge_id: c1, code: wrong }),
+      ),
+    );
+    const codes = guesses.map((g) => g.body.error_code).sort();
+    assert.deepEqual(codes, [
+      ...Array(3).fill("mfa_verification_failed"),
+      ...Array(5).fill("mfa_verification_rejected"),
+    ]);
+
+    const c2 = await challenge(srv, token, id);
+    const answers = await Promise.all(
+      Array.from(
+        { length: 3 },
+        () => api(srv, "POST", `/factors/${id}/verify`, token, { challenge_id: c2, code: good }),
+      ),
+    );
+    assert.deepEqual(answers.map((a) => a.status).sort(), [200, 422, 422]);
+  } finally {
+    await srv.close();
+  }
+});
