@@ -9,7 +9,7 @@
  * (tampering), and it also hides the PKCE verifier from whoever sees the URL
  * (the verifier must stay secret from anyone who might intercept the code).
  * The state expires after STATE_TTL seconds (server clock) and works once:
- * its `jti` is recorded in `oauth_state_uses` in the same database every
+ * its random nonce is recorded in `oauth_state_uses` in the same database every
  * server process shares, so a replayed callback is refused.
  */
 import { jose } from "../../deps.ts";
@@ -24,7 +24,10 @@ export interface OAuthStateData {
   provider: string;
   /** Where the user goes afterwards (already checked against SITE_URL / URI_ALLOW_LIST). */
   redirectTo: string;
-  /** The OpenID Connect nonce sent to the provider. */
+  /**
+   * Random, unique per state (at least 128 bits): the OpenID Connect nonce
+   * sent to the provider, and the id recorded when the state is used.
+   */
   nonce: string;
   /** Our PKCE verifier for the provider (never shown in clear). */
   providerVerifier?: string;
@@ -37,6 +40,7 @@ export interface OAuthStateData {
 
 /** An opened state. */
 export interface OpenedState extends OAuthStateData {
+  /** The state's id (its random nonce), recorded when it is used. */
   jti: string;
   exp: number;
 }
@@ -71,20 +75,35 @@ async function deriveKey(secret: string): Promise<Uint8Array> {
   return new Uint8Array(bits);
 }
 
+/** Payload member names. */
+const SHORT: Record<keyof OAuthStateData, string> = {
+  provider: "p",
+  redirectTo: "r",
+  nonce: "n",
+  providerVerifier: "v",
+  codeChallenge: "c",
+  codeChallengeMethod: "m",
+  linkUserId: "u",
+};
+
 function dataOf(p: Record<string, unknown>): OAuthStateData | undefined {
-  if (typeof p.provider !== "string" || typeof p.redirectTo !== "string") return undefined;
+  const s = (k: keyof OAuthStateData) => {
+    const v = p[SHORT[k]];
+    return typeof v === "string" ? v : undefined;
+  };
+  const provider = s("provider");
+  const redirectTo = s("redirectTo");
+  const nonce = s("nonce");
+  if (!provider || !redirectTo || !nonce) return undefined;
+  const m = s("codeChallengeMethod");
   return {
-    provider: p.provider,
-    redirectTo: p.redirectTo,
-    nonce: String(p.nonce ?? ""),
-    providerVerifier: typeof p.providerVerifier === "string" ? p.providerVerifier : undefined,
-    codeChallenge: typeof p.codeChallenge === "string" ? p.codeChallenge : undefined,
-    codeChallengeMethod: p.codeChallengeMethod === "plain"
-      ? "plain"
-      : p.codeChallengeMethod === "s256"
-      ? "s256"
-      : undefined,
-    linkUserId: typeof p.linkUserId === "string" ? p.linkUserId : undefined,
+    provider,
+    redirectTo,
+    nonce,
+    providerVerifier: s("providerVerifier"),
+    codeChallenge: s("codeChallenge"),
+    codeChallengeMethod: m === "plain" || m === "s256" ? m : undefined,
+    linkUserId: s("linkUserId"),
   };
 }
 
@@ -101,13 +120,14 @@ export class OAuthStates {
   /** A state value for `data`, valid for STATE_TTL seconds from now. */
   async seal(data: OAuthStateData): Promise<string> {
     const now = Math.floor(this.clock.now().getTime() / 1000);
+    // One-letter members: some providers limit `state` (X: 500 characters).
     const payload: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(data)) if (v !== undefined) payload[k] = v;
+    for (const [k, v] of Object.entries(data)) {
+      if (v !== undefined && k in SHORT) payload[SHORT[k as keyof OAuthStateData]] = v;
+    }
     return await new jose.EncryptJWT(payload)
       .setProtectedHeader({ alg: "dir", enc: "A256GCM" })
-      .setIssuedAt(now)
       .setExpirationTime(now + STATE_TTL)
-      .setJti(crypto.randomUUID())
       .encrypt(await this.#key);
   }
 
@@ -126,11 +146,11 @@ export class OAuthStates {
         clockTolerance: 0,
         keyManagementAlgorithms: ["dir"],
         contentEncryptionAlgorithms: ["A256GCM"],
-        requiredClaims: ["exp", "jti"],
+        requiredClaims: ["exp"],
       });
       const data = dataOf(payload);
       if (!data) throw new StateError("malformed");
-      return { ...data, jti: String(payload.jti), exp: Number(payload.exp) };
+      return { ...data, jti: data.nonce, exp: Number(payload.exp) };
     } catch (e) {
       if (e instanceof StateError) throw e;
       if (e instanceof jose.errors.JWTExpired) {

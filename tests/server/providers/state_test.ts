@@ -298,3 +298,22 @@ Deno.test("/authorize passes the caller's extra parameters on, never its own", a
     await env.close();
   }
 });
+
+Deno.test("a state fits X's 500-character limit with every member set", async () => {
+  const srv = await startTestServer();
+  try {
+    const states = new OAuthStates(srv.db, "another-secret-0123456789abcdef", movableClock());
+    const sealed = await states.seal({
+      provider: "twitter",
+      redirectTo: "https://app.example.com/auth/callback?next=/dashboard",
+      nonce: "abcdefghijklmnopqrstuv",
+      providerVerifier: "v".repeat(43),
+      codeChallenge: "c".repeat(43),
+      codeChallengeMethod: "s256",
+      linkUserId: crypto.randomUUID(),
+    });
+    assert.ok(sealed.length <= 500, `${sealed.length} characters`);
+  } finally {
+    await srv.close();
+  }
+});
