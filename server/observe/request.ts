@@ -77,7 +77,14 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
           duration_ms: Math.round(durationSec * 100000) / 100,
           remote_addr: ip,
         }));
-      c.header("x-request-id", requestId);
+      try {
+        c.header("x-request-id", requestId);
+      } catch {
+        // A handler returned a Response with immutable headers (Response.redirect): copy it.
+        const res = new Response(c.res.body, c.res);
+        res.headers.set("x-request-id", requestId);
+        c.res = res;
+      }
     }
   };
 }
