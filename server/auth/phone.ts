@@ -48,6 +48,9 @@ export const SMS_CODE_KIND = "sms_code";
  * validation_failed naming `field` when it is not an E.164 number.
  */
 export function parsePhone(raw: unknown, field = "phone"): string {
+  if (raw === undefined || raw === null || raw === "") {
+    throw unprocessable(`${field} is required`);
+  }
   if (typeof raw !== "string") throw unprocessable(`${field} must be a string`);
   const compact = raw.trim().replace(/[\s\-.()]/g, "");
   const digits = compact.startsWith("+") ? compact.slice(1) : compact;

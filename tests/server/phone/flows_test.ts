@@ -119,6 +119,9 @@ Deno.test("POST /verify: wrong codes are bounded per code", async () => {
       assert.equal(right.status, 403, "the code died after the wrong guesses");
       const bad = await postJson(srv, "/verify", { type: "sms", phone: "nope", token: code });
       assert.equal(bad.status, 422);
+      const missing = await postJson(srv, "/verify", { type: "sms", token: code });
+      assert.equal(missing.status, 422);
+      assert.match(String(missing.body.msg), /phone is required/);
     },
   );
 });

@@ -8,7 +8,7 @@ Deno.test("parsePhone: E.164 in, storage digits out; anything else is a 422 nami
   assert.equal(parsePhone("+1-555-123-4567"), "15551234567");
   assert.equal(parsePhone("(+44) 7700.900123"), "447700900123");
   assert.equal(parsePhone("15551234567"), "15551234567");
-  for (const bad of ["", "+", "0123", "+1 555 abc", "1234567890123456", "++15551234567"]) {
+  for (const bad of ["+", "0123", "+1 555 abc", "1234567890123456", "++15551234567"]) {
     assert.throws(() => parsePhone(bad), (e: unknown) => {
       assert.ok(e instanceof ApiError);
       assert.equal(e.status, 422);
@@ -17,6 +17,8 @@ Deno.test("parsePhone: E.164 in, storage digits out; anything else is a 422 nami
     });
   }
   assert.throws(() => parsePhone("x", "new_phone"), /in new_phone/);
+  assert.throws(() => parsePhone(""), /phone is required/);
+  assert.throws(() => parsePhone(undefined), /phone is required/);
   assert.throws(() => parsePhone(15551234567), /phone must be a string/);
 });
 

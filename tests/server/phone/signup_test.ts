@@ -115,8 +115,8 @@ Deno.test("repeated sign-up of an unconfirmed number: same answer, a new code on
   });
 });
 
-Deno.test("sms_sent events carry the provider; sign-up and confirmation requests are audited", async () => {
-  await withPhoneServer("textlocal", {}, async ({ srv }) => {
+Deno.test("sms_sent events carry the provider; requests are audited; logs hold no code or key", async () => {
+  await withPhoneServer("textlocal", { LOG_LEVEL: "debug" }, async ({ srv, sms }) => {
     const seen: unknown[] = [];
     srv.services.events.on("sms_sent", (a) => seen.push(a));
     const r = await call(srv, "POST", "/signup", { phone: "+15550004444", password: PASSWORD });
@@ -127,5 +127,9 @@ Deno.test("sms_sent events carry the provider; sign-up and confirmation requests
     );
     const actions = rows.map((r) => r.action).sort();
     assert.deepEqual(actions, ["user_confirmation_requested", "user_signedup"]);
+    const code = sms.lastCode("15550004444")!;
+    assert.ok(srv.logs.some((l) => l.includes('"sms sent"')), "the send is logged");
+    assert.ok(!srv.logs.some((l) => l.includes(code)), "the code never reaches the log");
+    assert.ok(!srv.logs.some((l) => l.includes("textlocal-api-key-secret")), "nor the API key");
   });
 });
