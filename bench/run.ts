@@ -6,6 +6,8 @@
  *   deno task bench --record    # also writes bench/results/<date>.json (commit that one)
  *   deno task bench --quick     # 3-second runs, to check the harness
  *   deno task bench --profile   # the server runs with --cpu-prof (profile in bench/results/prof/)
+ *   deno task bench --only=get_user,mixed   # just those runs (baseline_bare, baseline_one_query,
+ *                                           # get_user, refresh_token, password, signup, mixed, client)
  *
  * See bench/README.md for what each figure means and the recorded numbers.
  */
@@ -22,6 +24,11 @@ import { createFixtures } from "./fixtures.ts";
 import { machineInfo } from "./machine.ts";
 
 const flags = new Set(Deno.args);
+/** `--only=get_user,password` runs just those (names as in the results); default all. */
+const ONLY = new Set(
+  Deno.args.find((a) => a.startsWith("--only="))?.slice(7).split(",").filter(Boolean) ?? [],
+);
+const wanted = (name: string) => ONLY.size === 0 || ONLY.has(name);
 const QUICK = flags.has("--quick");
 const DURATION = QUICK ? 3 : 10;
 const WARMUP = QUICK ? 1 : 2;
@@ -65,6 +72,9 @@ async function main(): Promise<number> {
   log(`bcrypt cost 10 verify: ${bcrypt.medianMs} ms median (ceiling ${bcryptCeiling} verifies/s)`);
 
   const sql = postgres(DB_URL, { max: 2, onnotice: () => {} });
+  const [{ version: postgresServer }] = await sql.unsafe(`SHOW server_version`).then((r) =>
+    r.map((x) => ({ version: String(x.server_version) }))
+  );
   const ns = randomNamespace("bench");
   const baselineTable = `${ns}_baseline`;
   const results: Record<string, WrkResult | null> = {};
@@ -86,6 +96,7 @@ async function main(): Promise<number> {
         baselineTable,
       ]]] as const
     ) {
+      if (!wanted(name)) continue;
       const b = await startBaseline([...args]);
       try {
         results[name] = await measure({
@@ -127,7 +138,7 @@ async function main(): Promise<number> {
       await Deno.writeTextFile(usersFile, fx.emails.join("\n") + "\n");
       await Deno.writeTextFile(poolFile, fx.refreshTokens.join("\n") + "\n");
 
-      results.get_user = fx.accessToken
+      results.get_user = fx.accessToken && wanted("get_user")
         ? await measure({
           name: "get_user",
           url: `${srv.url}/user`,
@@ -139,7 +150,7 @@ async function main(): Promise<number> {
         : null;
       // No warm-up: it would use up the pool's tokens before the measured run starts
       // (the JIT is warm from get_user and the fixtures).
-      results.refresh_token = fx.refreshTokens.length >= CONNECTIONS
+      results.refresh_token = fx.refreshTokens.length >= CONNECTIONS && wanted("refresh_token")
         ? await measure({
           name: "refresh_token_grant",
           url: `${srv.url}/`,
@@ -149,7 +160,7 @@ async function main(): Promise<number> {
           durationSec: DURATION,
         }, false)
         : null;
-      results.password = fx.emails.length
+      results.password = fx.emails.length && wanted("password")
         ? await measure({
           name: "password_grant",
           url: `${srv.url}/`,
@@ -160,7 +171,7 @@ async function main(): Promise<number> {
           timeoutSec: 30,
         })
         : null;
-      results.signup = fx.signupWorks
+      results.signup = fx.signupWorks && wanted("signup")
         ? await measure({
           name: "signup_autoconfirm",
           url: `${srv.url}/`,
@@ -173,7 +184,7 @@ async function main(): Promise<number> {
         : null;
 
       // 4. GET /user latency while the password grant saturates the CPUs.
-      if (fx.accessToken && fx.emails.length) {
+      if (fx.accessToken && fx.emails.length && wanted("mixed")) {
         const [pw, user] = await Promise.all([
           runWrk({
             name: "mixed_password_grant",
@@ -209,7 +220,7 @@ async function main(): Promise<number> {
     }
 
     // 5. The client library's bench.
-    clientBench = await runClientBench();
+    if (wanted("client")) clientBench = await runClientBench();
   } finally {
     const tables = await sql.unsafe(
       `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE $1`,
@@ -244,7 +255,14 @@ async function main(): Promise<number> {
   };
   const out = {
     date: new Date().toISOString(),
-    machine: { ...machine, loadavgAfter: Deno.loadavg() },
+    machine: {
+      ...machine,
+      postgresServer,
+      loadavgAfter: Deno.loadavg(),
+      uptimeAfter: new TextDecoder().decode(
+        (await new Deno.Command("uptime", { stdout: "piped" }).output()).stdout,
+      ).trim(),
+    },
     settings: {
       durationSec: DURATION,
       warmupSec: WARMUP,
