@@ -187,18 +187,44 @@ export class AccessToken {
     }
     this.client = client;
     this.token = token;
-    const {
-      refresh_token,
-      expires_in,
-      expires_at,
-      expires_latency,
-      expires,
-      mode,
-      header_format,
-      param_name,
-      token_name,
-      ...params
-    } = opts instanceof SnakyHash ? opts.toObject() : opts;
+    const source = opts instanceof SnakyHash ? opts.toObject() : opts;
+    const params: Record<string, unknown> = {};
+    let refresh_token, expires_in, expires_at, expires_latency, expires;
+    let mode, header_format, param_name, token_name;
+    for (const key in source) {
+      const value = source[key];
+      switch (key) {
+        case "refresh_token":
+          refresh_token = value;
+          break;
+        case "expires_in":
+          expires_in = value;
+          break;
+        case "expires_at":
+          expires_at = value;
+          break;
+        case "expires_latency":
+          expires_latency = value;
+          break;
+        case "expires":
+          expires = value;
+          break;
+        case "mode":
+          mode = value;
+          break;
+        case "header_format":
+          header_format = value;
+          break;
+        case "param_name":
+          param_name = value;
+          break;
+        case "token_name":
+          token_name = value;
+          break;
+        default:
+          params[key] = value;
+      }
+    }
     if (refresh_token !== undefined && refresh_token !== null && refresh_token !== "") {
       this.refreshToken = String(refresh_token);
     }
@@ -232,38 +258,9 @@ export class AccessToken {
     if (!hash || typeof hash !== "object" || Array.isArray(hash)) {
       throw new TypeError(`fromHash: "hash" must be an object, got ${typeName(hash)}`);
     }
-    const fresh = hash instanceof SnakyHash ? hash.toObject() : { ...hash };
-    let key: string | undefined;
-    if (fresh.token_name !== undefined && fresh.token_name !== null) {
-      const name = String(fresh.token_name);
-      key = name in fresh ? name : snakeCase(name) in fresh ? snakeCase(name) : undefined;
-      if (key === undefined && !config.silenceNoTokensWarning) {
-        client.logger.warn(
-          `AccessToken.fromHash: token_name "${name}" is not among the keys ` +
-            `(${Object.keys(fresh).join(", ")}); you may need snaky: false`,
-        );
-      }
-    } else {
-      const present = TOKEN_KEYS.filter((k) => fresh[k] !== undefined && fresh[k] !== null);
-      key = present[0];
-      if (present.length > 1 && !config.silenceExtraTokensWarning) {
-        client.logger.warn(
-          `AccessToken.fromHash: the hash holds more than one token field (${
-            present.join(", ")
-          }); ` +
-            `using "${key}"`,
-        );
-      }
-      if (present.length === 0 && !config.silenceNoTokensWarning) {
-        client.logger.warn("AccessToken.fromHash: the hash holds no token field");
-      }
-    }
-    const token = key === undefined ? "" : fresh[key];
-    if (key !== undefined) delete fresh[key];
-    return new AccessToken(
+    return accessTokenFromOwnedHash(
       client,
-      token === undefined || token === null ? "" : String(token),
-      fresh,
+      hash instanceof SnakyHash ? hash.toObject() : { ...hash },
     );
   }
 
@@ -452,4 +449,41 @@ export class AccessToken {
   ): string {
     return `AccessToken ${inspect(this.#redacted(), options)}`;
   }
+}
+
+/** `AccessToken.fromHash` on a plain hash the caller gives away (no defensive copy). */
+export function accessTokenFromOwnedHash(
+  client: Client,
+  fresh: Record<string, unknown>,
+): AccessToken {
+  let key: string | undefined;
+  if (fresh.token_name !== undefined && fresh.token_name !== null) {
+    const name = String(fresh.token_name);
+    key = name in fresh ? name : snakeCase(name) in fresh ? snakeCase(name) : undefined;
+    if (key === undefined && !config.silenceNoTokensWarning) {
+      client.logger.warn(
+        `AccessToken.fromHash: token_name "${name}" is not among the keys ` +
+          `(${Object.keys(fresh).join(", ")}); you may need snaky: false`,
+      );
+    }
+  } else {
+    const present = TOKEN_KEYS.filter((k) => fresh[k] !== undefined && fresh[k] !== null);
+    key = present[0];
+    if (present.length > 1 && !config.silenceExtraTokensWarning) {
+      client.logger.warn(
+        `AccessToken.fromHash: the hash holds more than one token field (${present.join(", ")}); ` +
+          `using "${key}"`,
+      );
+    }
+    if (present.length === 0 && !config.silenceNoTokensWarning) {
+      client.logger.warn("AccessToken.fromHash: the hash holds no token field");
+    }
+  }
+  const token = key === undefined ? "" : fresh[key];
+  if (key !== undefined) delete fresh[key];
+  return new AccessToken(
+    client,
+    token === undefined || token === null ? "" : String(token),
+    fresh,
+  );
 }

@@ -3,7 +3,7 @@
  * strategies and raw requests (spec 2.1, 4).
  * @module
  */
-import { AccessToken, type AccessTokenOptions } from "./access_token.ts";
+import { AccessToken, accessTokenFromOwnedHash, type AccessTokenOptions } from "./access_token.ts";
 import { config, debugFromEnvironment, typeName } from "./config.ts";
 import { Connection } from "./connection.ts";
 import { OAuthError } from "./error.ts";
@@ -11,7 +11,7 @@ import { registerRequester } from "./internal.ts";
 import { isLogger, type Logger, logRequest, logResponse } from "./logger.ts";
 import type { AuthScheme, ClientOptions, RequestOptions, TokenParams, Verb } from "./options.ts";
 import { OAuthResponse } from "./response.ts";
-import { appendParams, resolveUrl, withQuery } from "./url.ts";
+import { appendParams, formBody, resolveUrl, withQuery } from "./url.ts";
 import { tokenRequest } from "./token_request.ts";
 import { AuthCode } from "./strategy/auth_code.ts";
 import { Implicit } from "./strategy/implicit.ts";
@@ -250,18 +250,24 @@ export class Client {
     }
     const secrets = this.#secrets(extraSecrets);
     let method = verb.toUpperCase();
-    const target = this.#resolve(url, "url");
-    if (opts.params) appendParams(target.searchParams, opts.params);
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(this.#connection.headers)) headers[k.toLowerCase()] = v;
-    if (opts.headers) {
-      for (const [k, v] of Object.entries(opts.headers)) headers[k.toLowerCase()] = v;
+    let target: string;
+    if (opts.params && Object.keys(opts.params).length > 0) {
+      const withParams = this.#resolve(url, "url");
+      appendParams(withParams.searchParams, opts.params);
+      target = withParams.href;
+    } else {
+      target = this.#resolved.get(url) ?? this.#resolve(url, "url").href;
     }
+    const headers: Record<string, string> = {};
+    const defaults = this.#connection.headers;
+    for (const k in defaults) headers[k.toLowerCase()] = defaults[k];
+    const extra = opts.headers;
+    if (extra) { for (const k in extra) headers[k.toLowerCase()] = extra[k]; }
     let body: BodyInit | undefined = encodeBody(opts.body, headers);
     let current = target;
     let redirectsLeft = this.options.maxRedirects;
     while (true) {
-      if (this.debug) logRequest(this.logger, method, current.href, headers, body, secrets);
+      if (this.debug) logRequest(this.logger, method, current, headers, body, secrets);
       const { response, body: text } = await this.#connection.send(
         current,
         {
@@ -274,7 +280,7 @@ export class Client {
         opts.signal,
       );
       if (this.debug) {
-        logResponse(this.logger, response.status, current.href, response.headers, text, secrets);
+        logResponse(this.logger, response.status, current, response.headers, text, secrets);
       }
       const location = response.headers.get("location");
       if (REDIRECTS.has(response.status) && location) {
@@ -286,14 +292,15 @@ export class Client {
           });
         }
         redirectsLeft--;
-        const next = new URL(location, current);
+        const from = new URL(current);
+        const next = new URL(location, from);
         if ((response.status === 302 || response.status === 303) && method !== "HEAD") {
           method = "GET";
           body = undefined;
           delete headers["content-type"];
         }
-        if (next.origin !== current.origin) delete headers.authorization;
-        current = next;
+        if (next.origin !== from.origin) delete headers.authorization;
+        current = next.href;
         continue;
       }
       const result = new OAuthResponse(response, text, {
@@ -332,7 +339,10 @@ export class Client {
       this,
       this.tokenUrl(),
       params,
-      (v, u, o) => this.#request(v, u, { ...o, raiseErrors: false }, secrets),
+      (v, u, o) => {
+        o.raiseErrors = false;
+        return this.#request(v, u, o, secrets);
+      },
     );
     return buildToken(this, response, accessTokenOpts, [this.#secret, ...secrets]);
   }
@@ -458,9 +468,7 @@ function encodeBody(
   const type = headers["content-type"] ?? "";
   if (/json/i.test(type)) return JSON.stringify(body);
   if (!type) headers["content-type"] = "application/x-www-form-urlencoded";
-  const form = new URLSearchParams();
-  appendParams(form, body);
-  return form.toString();
+  return formBody(body);
 }
 
 function buildToken(
@@ -480,7 +488,8 @@ function buildToken(
       secrets,
     });
   }
-  const token = AccessToken.fromHash(client, { ...hash, ...accessTokenOpts });
+  for (const k in accessTokenOpts) hash[k] = accessTokenOpts[k];
+  const token = accessTokenFromOwnedHash(client, hash);
   if (!token.token && !token.refreshToken) {
     throw new OAuthError(response, {
       code: "invalid_token_response",

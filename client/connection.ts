@@ -91,6 +91,43 @@ interface DenoHttpLike {
   createHttpClient?(options: Record<string, unknown>): HttpClientLike;
 }
 
+/** A signal that aborts after `ms`, and how to release its timer early. */
+interface TimeoutSignal {
+  signal: AbortSignal;
+  cancel(): void;
+}
+
+/**
+ * `AbortSignal.timeout` where it exists (its timer neither keeps the process
+ * alive nor needs clearing, and costs half of a setTimeout/clearTimeout pair
+ * per request); a cleared setTimeout elsewhere.
+ */
+function timeoutSignalFor(ms: number): TimeoutSignal {
+  if (typeof AbortSignal.timeout === "function") {
+    return { signal: AbortSignal.timeout(ms), cancel() {} };
+  }
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException("The operation timed out", "TimeoutError")),
+    ms,
+  );
+  return { signal: controller.signal, cancel: () => clearTimeout(timer) };
+}
+
+/** `AbortSignal.any`, or its equivalent where it is missing. */
+function anySignal(signals: AbortSignal[]): AbortSignal {
+  if (typeof AbortSignal.any === "function") return AbortSignal.any(signals);
+  const controller = new AbortController();
+  for (const s of signals) {
+    if (s.aborted) {
+      controller.abort(s.reason);
+      break;
+    }
+    s.addEventListener("abort", () => controller.abort(s.reason), { once: true });
+  }
+  return controller.signal;
+}
+
 /** Builds the chain once; sends requests through it. */
 export class Connection implements ConnectionBuilder {
   #middlewares: Middleware[] = [];
@@ -190,57 +227,50 @@ export class Connection implements ConnectionBuilder {
    * @throws {ConnectionError} on network failure, timeout or abort
    */
   async send(
-    url: URL,
+    url: string,
     init: RequestInit,
     secrets: readonly (string | undefined)[],
     signal?: AbortSignal,
   ): Promise<{ response: globalThis.Response; body: string }> {
-    const controller = new AbortController();
     const ms = this.timeout;
-    let timedOut = false;
-    const timer = ms
-      ? setTimeout(() => {
-        timedOut = true;
-        controller.abort(new Error(`timed out after ${ms} ms`));
-      }, ms)
-      : undefined;
-    const onAbort = () => controller.abort(signal?.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const timeoutSignal = ms ? timeoutSignalFor(ms) : undefined;
+    const combined = timeoutSignal && signal
+      ? anySignal([signal, timeoutSignal.signal])
+      : timeoutSignal?.signal ?? signal;
     const method = init.method ?? "GET";
     try {
       if (signal?.aborted) throw signal.reason;
-      const response = await this.#dispatch(url, { ...init, signal: controller.signal });
+      const response = await this.#dispatch(url, combined ? { ...init, signal: combined } : init);
       const body = await response.text();
       return { response, body };
     } catch (cause) {
-      if (timedOut) {
+      if (timeoutSignal?.signal.aborted && !signal?.aborted) {
         throw new ConnectionError(
           "timeout",
           method,
-          url.href,
+          url,
           `no response within the timeout of ${ms} ms (connectionOpts.timeout)`,
           cause,
           secrets,
         );
       }
       if (signal?.aborted) {
-        throw new ConnectionError("aborted", method, url.href, "aborted", cause, secrets);
+        throw new ConnectionError("aborted", method, url, "aborted", cause, secrets);
       }
       throw new ConnectionError(
         "network",
         method,
-        url.href,
+        url,
         describeCause(cause, secrets),
         cause,
         secrets,
       );
     } finally {
-      if (timer !== undefined) clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      timeoutSignal?.cancel();
     }
   }
 
-  #dispatch(url: URL, init: RequestInit): Promise<globalThis.Response> {
+  #dispatch(url: string, init: RequestInit): Promise<globalThis.Response> {
     const transportInit = this.#transportInit();
     const middlewares = this.#middlewares;
     if (!this.#fetch && middlewares.length === 0) {

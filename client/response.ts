@@ -3,7 +3,7 @@
  * rules of spec 2.4.
  * @module
  */
-import { SnakyHash } from "./snaky_hash.ts";
+import { snakeCase, SnakyHash } from "./snaky_hash.ts";
 import type { OAuthError } from "./error.ts";
 
 /**
@@ -108,10 +108,17 @@ export class OAuthResponse {
 
   /** The media type of the body, lower case, without parameters; null when absent. */
   get contentType(): string | null {
-    const raw = this.headers.get("content-type");
-    if (!raw) return null;
-    return raw.split(";")[0].trim().toLowerCase() || null;
+    if (this.#contentType === undefined) {
+      const raw = this.headers.get("content-type");
+      const semi = raw ? raw.indexOf(";") : -1;
+      this.#contentType = raw
+        ? (semi < 0 ? raw : raw.slice(0, semi)).trim().toLowerCase() || null
+        : null;
+    }
+    return this.#contentType;
   }
+
+  #contentType?: string | null;
 
   /**
    * The parsed body: form-encoded bodies and JSON objects give a `SnakyHash`
@@ -119,15 +126,28 @@ export class OAuthResponse {
    * the body string; an empty body gives null.
    */
   get parsed(): Parsed {
-    if (!this.#parsed) this.#parsed = { value: this.#parse() };
+    if (!this.#parsed) {
+      const raw = this.#raw();
+      let value: Parsed = raw.data;
+      if (raw.hash && this.options.snaky !== false) {
+        const Klass = this.options.snakyHashClass ?? SnakyHash;
+        value = new Klass(raw.data as Record<string, unknown>);
+      }
+      this.#parsed = { value };
+    }
     return this.#parsed.value;
   }
 
-  #parse(): Parsed {
+  #rawCache?: { data: Parsed; hash: boolean };
+
+  /** The body parsed once, before any SnakyHash is built. */
+  #raw(): { data: Parsed; hash: boolean } {
+    if (this.#rawCache) return this.#rawCache;
+    const text = (data: Parsed) => (this.#rawCache = { data, hash: false });
     const mode = this.options.parse ?? "automatic";
     const body = this.body;
-    if (mode === "text") return body;
-    if (body.trim() === "") return null;
+    if (mode === "text") return text(body);
+    if (body.trim() === "") return text(null);
     let data: unknown;
     const type = this.contentType;
     const kind = mode !== "automatic"
@@ -139,28 +159,45 @@ export class OAuthResponse {
       : /^\s*[[{]/.test(body)
       ? "json"
       : "text";
-    if (kind === "text") return body;
+    if (kind === "text") return text(body);
     if (kind === "query") {
       data = Object.fromEntries(new URLSearchParams(body.trim()));
     } else {
       try {
         data = JSON.parse(body);
       } catch {
-        return body;
+        return text(body);
       }
     }
-    if (Array.isArray(data)) return data;
-    if (data === null || typeof data !== "object") return body;
-    if (this.options.snaky === false) return data as Record<string, unknown>;
-    const Klass = this.options.snakyHashClass ?? SnakyHash;
-    return new Klass(data as Record<string, unknown>);
+    if (Array.isArray(data)) return text(data);
+    if (data === null || typeof data !== "object") return text(body);
+    return (this.#rawCache = { data: data as Record<string, unknown>, hash: true });
   }
 
-  /** The parsed body when it is a hash, else null. */
+  /**
+   * The parsed body as a plain object (keys in snake_case unless `snaky` is
+   * false) when it is a hash, else null. Cheaper than `parsed` when no
+   * SnakyHash is needed.
+   */
   get parsedHash(): Record<string, unknown> | null {
-    const p = this.parsed;
-    if (p instanceof SnakyHash) return p.toObject();
-    if (p && typeof p === "object" && !Array.isArray(p)) return p as Record<string, unknown>;
-    return null;
+    if (this.#parsed) {
+      const p = this.#parsed.value;
+      if (p instanceof SnakyHash) return p.toObject();
+    }
+    const raw = this.#raw();
+    if (!raw.hash) return null;
+    const data = raw.data as Record<string, unknown>;
+    return this.options.snaky === false ? { ...data } : snakeKeys(data) as Record<string, unknown>;
   }
+}
+
+/** A deep copy of `value` with every object key in snake_case. */
+function snakeKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(snakeKeys);
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const k in value as Record<string, unknown>) {
+    out[snakeCase(k)] = snakeKeys((value as Record<string, unknown>)[k]);
+  }
+  return out;
 }

@@ -99,13 +99,16 @@ export async function tokenRequest(
     throw new TypeError(`"params.headers" must be an object, got ${typeName(params.headers)}`);
   }
   const form: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(params)) {
-    if (!LIBRARY_KEYS.has(k) && v !== undefined && v !== null) form[k] = v;
+  for (const k in params) {
+    const v = params[k];
+    if (v !== undefined && v !== null && !LIBRARY_KEYS.has(k)) form[k] = v;
   }
-  const headers: Record<string, string> = { ...params.headers };
+  const headers: Record<string, string> = {};
+  const extra = params.headers;
+  if (extra) { for (const k in extra) headers[k.toLowerCase()] = extra[k]; }
   switch (client.options.authScheme) {
     case "basic_auth":
-      headers.Authorization = clientBasic(client);
+      headers.authorization = clientBasic(client);
       break;
     case "request_body":
       form.client_id = client.id;
@@ -120,25 +123,19 @@ export async function tokenRequest(
       form.client_assertion = await clientAssertion(client, endpoint);
       break;
   }
-  const common: RequestOptions = {
-    headers,
-    snaky: params.snaky as boolean | undefined,
-    snakyHashClass: params.snakyHashClass as RequestOptions["snakyHashClass"],
-    parse: params.parse as RequestOptions["parse"],
-    signal: params.signal as AbortSignal | undefined,
-  };
-  if (!Object.keys(headers).some((h) => h.toLowerCase() === "accept")) {
-    headers.Accept = "application/json";
+  if (!("accept" in headers)) headers.accept = "application/json";
+  const options: RequestOptions = { headers };
+  if (params.snaky !== undefined) options.snaky = params.snaky as boolean;
+  if (params.snakyHashClass) {
+    options.snakyHashClass = params.snakyHashClass as RequestOptions["snakyHashClass"];
   }
-  switch (method) {
-    case "get":
-      return await send("get", endpoint, { ...common, params: form as RequestOptions["params"] });
-    case "post_with_query_string":
-      return await send("post", endpoint, { ...common, params: form as RequestOptions["params"] });
-    default:
-      if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
-        headers["Content-Type"] = "application/x-www-form-urlencoded";
-      }
-      return await send("post", endpoint, { ...common, body: form });
+  if (params.parse) options.parse = params.parse as RequestOptions["parse"];
+  if (params.signal) options.signal = params.signal as AbortSignal;
+  if (method === "get" || method === "post_with_query_string") {
+    options.params = form as RequestOptions["params"];
+    return await send(method === "get" ? "get" : "post", endpoint, options);
   }
+  if (!("content-type" in headers)) headers["content-type"] = "application/x-www-form-urlencoded";
+  options.body = form;
+  return await send("post", endpoint, options);
 }

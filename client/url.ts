@@ -49,3 +49,27 @@ export function withQuery(url: URL, params: Record<string, unknown> | undefined)
   if (params && Object.keys(params).length > 0) appendParams(url.searchParams, params);
   return url.href;
 }
+
+/** `application/x-www-form-urlencoded` serialization, as URLSearchParams writes it. */
+export function formEncodeValue(value: string): string {
+  return encodeURIComponent(value).replace(/%20/g, "+").replace(
+    /[!'()~]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+}
+
+/** A form body from a record (arrays repeat the key; null and undefined are skipped). */
+export function formBody(params: Record<string, unknown>): string {
+  let out = "";
+  for (const k in params) {
+    const v = params[k];
+    if (v === undefined || v === null) continue;
+    const key = formEncodeValue(k);
+    const values = Array.isArray(v) ? v : [v];
+    for (const item of values) {
+      const text = typeof item === "object" && item !== null ? JSON.stringify(item) : String(item);
+      out += `${out ? "&" : ""}${key}=${formEncodeValue(text)}`;
+    }
+  }
+  return out;
+}

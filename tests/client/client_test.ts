@@ -184,31 +184,39 @@ Deno.test("timeout: a slow provider gives a ConnectionError naming the URL and t
   release();
 });
 
-Deno.test("every request has a finite default timeout of 30 s, cleared afterwards", async () => {
-  const scheduled: number[] = [];
-  const cleared: unknown[] = [];
-  const realSet = globalThis.setTimeout;
-  const realClear = globalThis.clearTimeout;
-  globalThis.setTimeout = ((fn: () => void, ms?: number) => {
-    scheduled.push(ms ?? 0);
-    return realSet(fn, ms);
-  }) as typeof setTimeout;
-  globalThis.clearTimeout = ((id?: number) => {
-    cleared.push(id);
-    realClear(id);
-  }) as typeof clearTimeout;
+Deno.test("every request has a finite default timeout of 30 s", async () => {
+  const asked: number[] = [];
+  const realTimeout = AbortSignal.timeout;
+  let seen: AbortSignal | null | undefined;
+  AbortSignal.timeout = (ms: number) => {
+    asked.push(ms);
+    return realTimeout.call(AbortSignal, ms);
+  };
   try {
-    const client = new Client("id", SECRET, {
+    const client = new Client("id", SECRET, { site: "https://provider.invalid" });
+    const other = new Client("id", SECRET, {
       site: "https://provider.invalid",
-      connectionOpts: { fetch: () => Promise.resolve(json({ access_token: "t" })) },
+      connectionOpts: {
+        timeout: 1234,
+        fetch: (input) => {
+          seen = (input as Request).signal;
+          return Promise.resolve(json({ access_token: "t" }));
+        },
+      },
     });
-    await client.clientCredentials.getToken();
+    await other.clientCredentials.getToken();
+    // the default client, through an adapter-free path: stop at the adapter with a middleware
+    const viaMiddleware = new Client("id", SECRET, {
+      site: "https://provider.invalid",
+      connectionBuild: (b) => void b.use(() => Promise.resolve(json({ access_token: "t" }))),
+    });
+    await viaMiddleware.clientCredentials.getToken();
+    assert.equal(client.options.connectionOpts.timeout, undefined);
   } finally {
-    globalThis.setTimeout = realSet;
-    globalThis.clearTimeout = realClear;
+    AbortSignal.timeout = realTimeout;
   }
-  assert.deepEqual(scheduled, [30_000]);
-  assert.equal(cleared.length, 1);
+  assert.deepEqual(asked, [1234, 30_000]);
+  assert.ok(seen instanceof AbortSignal, "the adapter's request carries the timeout signal");
 });
 
 Deno.test("connectionOpts: default headers, fetch adapter; connectionBuild: middleware in order", async () => {
