@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { startTestServer } from "../../helpers/server.ts";
+import { AuthClient } from "../../helpers/deps.ts";
 import { email, send, startFakeCaptcha } from "./_fakes.ts";
 
 const SECRET = "0x-test-captcha-secret";
@@ -146,5 +147,53 @@ Deno.test("captcha: a provider that cannot be reached refuses the request", asyn
     assert.match(String(r.body.msg), /hCaptcha could not be reached/);
   } finally {
     await srv.close();
+  }
+});
+
+Deno.test("captcha: @supabase/auth-js passes its captchaToken and signs up, in, and anonymously", async () => {
+  const fake = startFakeCaptcha("turnstile", { secret: SECRET, goodToken: GOOD });
+  const srv = await startTestServer({
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
+    AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
+    AUTHSVC_SECURITY_CAPTCHA_ENABLED: "true",
+    AUTHSVC_SECURITY_CAPTCHA_PROVIDER: "Turnstile",
+    AUTHSVC_SECURITY_CAPTCHA_SECRET: SECRET,
+    AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: fake.url,
+  });
+  const client = new AuthClient({
+    url: srv.url,
+    autoRefreshToken: false,
+    persistSession: false,
+    detectSessionInUrl: false,
+  });
+  try {
+    const address = email();
+    const refused = await client.signUp({ email: address, password: "pw-123456" });
+    assert.equal(refused.error?.code, "captcha_failed");
+    assert.equal(refused.error?.status, 400);
+
+    const up = await client.signUp({
+      email: address,
+      password: "pw-123456",
+      options: { captchaToken: GOOD },
+    });
+    assert.equal(up.error, null);
+    assert.equal(up.data.user?.email, address);
+
+    const inn = await client.signInWithPassword({
+      email: address,
+      password: "pw-123456",
+      options: { captchaToken: GOOD },
+    });
+    assert.equal(inn.error, null);
+    assert.ok(inn.data.session?.access_token);
+
+    const anon = await client.signInAnonymously({ options: { captchaToken: GOOD } });
+    assert.equal(anon.error, null);
+    assert.equal(anon.data.user?.is_anonymous, true);
+    assert.deepEqual(fake.problems, []);
+  } finally {
+    await srv.close();
+    await fake.close();
   }
 });
