@@ -174,6 +174,8 @@ export interface Config {
     maxFrequency: number;
     /** Seconds between magic links / recovery mails to one address. */
     linkFrequency: number;
+    /** Seconds to connect and to wait for each answer of the mail server. */
+    timeoutSec: number;
   };
   mailer: {
     autoconfirm: boolean;
@@ -479,6 +481,10 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
       linkFrequency: r.seconds("SMTP_LINK_FREQUENCY", {
         default: 60,
         doc: "seconds between magic links / recovery mails to one address",
+      }),
+      timeoutSec: r.seconds("SMTP_TIMEOUT", {
+        default: 10,
+        doc: "seconds to connect to and wait for each answer of the mail server",
       }),
     },
     mailer: {

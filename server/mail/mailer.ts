@@ -78,9 +78,9 @@ export class Mailer {
         port: smtp.port,
         secure: smtp.port === 465,
         auth: smtp.user ? { user: smtp.user, pass: smtp.pass } : undefined,
-        connectionTimeout: 10_000,
-        greetingTimeout: 10_000,
-        socketTimeout: 20_000,
+        connectionTimeout: smtp.timeoutSec * 1000,
+        greetingTimeout: smtp.timeoutSec * 1000,
+        socketTimeout: smtp.timeoutSec * 1000,
       }) as Transport;
     } else {
       this.#transport = null;

@@ -147,3 +147,25 @@ Deno.test("mailer: without SMTP_HOST mails are logged, and the server says so", 
     await srv.close();
   }
 });
+
+Deno.test("mailer: a stalled mail server is a 500 after SMTP_TIMEOUT, not a hung request", async () => {
+  const smtp = await startSmtp();
+  const srv = await startTestServer({ ...smtp.env, AUTHSVC_SMTP_TIMEOUT: "1" });
+  try {
+    smtp.mode = "stall";
+    const err = await srv.services.mailer.send({
+      kind: "magic_link",
+      to: "s@example.com",
+      vars: {},
+    })
+      .catch((e) => e);
+    assert.equal(err.status, 500);
+    assert.equal(err.message, "Error sending magic link email");
+    smtp.mode = "accept";
+    await srv.services.mailer.send({ kind: "magic_link", to: "s@example.com", vars: {} });
+    await smtp.waitForMail("s@example.com");
+  } finally {
+    await srv.close();
+    await smtp.close();
+  }
+});

@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { createApp } from "../../../server/app.ts";
+import { call, withEmail } from "./helpers.ts";
+
+Deno.test("limits hold across server processes sharing the database", async () => {
+  await withEmail({ AUTHSVC_RATE_LIMIT_EMAIL_SENT: "2" }, async ({ srv, smtp }) => {
+    // a second server on the same database and tables, as another process would be
+    const other = await createApp(srv.config, { db: srv.db, migrate: false });
+    try {
+      const admin = await srv.serviceRoleToken();
+      for (const email of ["p1@example.com", "p2@example.com", "p3@example.com"]) {
+        await call(srv, "POST", "/admin/users", {
+          email,
+          password: "pw-123456",
+          email_confirm: true,
+        }, admin);
+      }
+      const viaA = await call(srv, "POST", "/magiclink", { email: "p1@example.com" });
+      assert.equal(viaA.status, 200);
+      await smtp.waitForMail("p1@example.com");
+      const req = (email: string) =>
+        new Request("http://x/magiclink", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ email }),
+        });
+      const viaB = await other.fetch(req("p1@example.com"), "127.0.0.2");
+      assert.equal(viaB.status, 429);
+      assert.equal((await viaB.json()).error_code, "over_email_send_rate_limit");
+      // the hourly cap (2) counts the mails of both servers
+      assert.equal((await other.fetch(req("p2@example.com"), "127.0.0.2")).status, 200);
+      await smtp.waitForMail("p2@example.com");
+      const capped = await call(srv, "POST", "/magiclink", { email: "p3@example.com" });
+      assert.equal(capped.status, 429);
+      assert.ok(capped.headers.get("retry-after"));
+      await smtp.expectNoMail("p3@example.com");
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+Deno.test("verify: a sign-up confirmed by POST needs a password when the user has none", async () => {
+  await withEmail({}, async ({ srv, smtp }) => {
+    await call(srv, "POST", "/otp", { email: "nopw@example.com" });
+    const mail = await smtp.waitForMail("nopw@example.com");
+    const without = await call(srv, "POST", "/verify", {
+      type: "signup",
+      email: "nopw@example.com",
+      token: mail.code,
+    });
+    assert.equal(without.status, 422);
+    assert.match(String(without.body.msg), /password/);
+    const weak = await call(srv, "POST", "/verify", {
+      type: "signup",
+      email: "nopw@example.com",
+      token: mail.code,
+      password: "1",
+    });
+    assert.equal(weak.status, 422);
+    assert.equal(weak.body.error_code, "weak_password");
+    const ok = await call(srv, "POST", "/verify", {
+      type: "signup",
+      email: "nopw@example.com",
+      token: mail.code,
+      password: "chosen-pw",
+    });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    const login = await call(srv, "POST", "/token?grant_type=password", {
+      email: "nopw@example.com",
+      password: "chosen-pw",
+    });
+    assert.equal(login.status, 200);
+  });
+});
