@@ -201,6 +201,7 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
         const outcome = await signInUser(s, provider.spec.name, result.user, {
           emailOptional: provider.spec.emailOptional === true,
           ip,
+          redirectTo: target,
         });
         user = outcome.user;
         if (outcome.linkedByEmail) {

@@ -15,6 +15,7 @@ import { ApiError } from "../api/errors.ts";
 import type { ProviderName } from "../config.ts";
 import { isUniqueViolation, type Queryable } from "../db/db.ts";
 import type { IdentityRow, UserRow } from "../auth/users.ts";
+import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import type { ProviderEmail, ProviderUser } from "./types.ts";
 
@@ -109,7 +110,7 @@ export async function signInUser(
   s: Services,
   provider: ProviderName,
   pu: ProviderUser,
-  opts: { emailOptional: boolean; ip: string },
+  opts: { emailOptional: boolean; ip: string; redirectTo?: string },
 ): Promise<AccountOutcome> {
   if (pu.emails.length === 0 && !opts.emailOptional) {
     throw new ApiError(
@@ -250,10 +251,25 @@ export async function signInUser(
   );
   if (outcome.created) s.events.emit("signup", { method: "oauth", provider });
   if (outcome.unverified) {
+    let sent = false;
+    if (outcome.user.email) {
+      // As GoTrue: a confirmation mail proves the address; the next sign-in then works.
+      try {
+        await sendActionMail(s, outcome.user, "confirmation", { redirectTo: opts.redirectTo });
+        sent = true;
+      } catch (e) {
+        s.log.warn("confirmation mail for a provider sign-in not sent", {
+          provider,
+          error: e instanceof Error ? e.message : String(e),
+        });
+      }
+    }
     throw new ApiError(
       422,
       "provider_email_needs_verification",
-      `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`,
+      sent
+        ? `Unverified email with ${provider}. A confirmation email has been sent to your ${provider} email`
+        : `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`,
     );
   }
   return { user: outcome.user, created: outcome.created, linkedByEmail: outcome.linkedByEmail };

@@ -162,3 +162,33 @@ Deno.test("signup and signin events, audit entries and the amr of the session", 
     await env.close();
   }
 });
+
+Deno.test("an unverified provider address gets a confirmation mail; once confirmed, sign-in works", async () => {
+  const smtp = await startSmtp();
+  const env = await serverWithFakes(["spotify"], smtp.env);
+  try {
+    const fake = env.fakes.spotify; // Spotify never verifies addresses
+    fake.user = defaultUser();
+    const first = await signIn(env.srv, fake, {
+      query: { redirect_to: "http://localhost:3000/in" },
+    });
+    assert.equal(first.hash.get("error_code"), "provider_email_needs_verification");
+    assert.match(first.hash.get("error_description")!, /confirmation email has been sent/);
+    const mail = await smtp.waitForMail(fake.user.email!, { subject: /Confirm/ });
+    const link = new URL(mail.link);
+    const res = await env.srv.fetch(`${link.pathname}${link.search}`, { redirect: "manual" });
+    await res.body?.cancel();
+    assert.ok([302, 303].includes(res.status), `verify answered ${res.status}`);
+    assert.ok(!new URL(res.headers.get("location")!).hash.includes("error"));
+
+    const second = await signIn(env.srv, fake);
+    assert.equal(second.hash.get("error"), null, second.hash.get("error_description") ?? "");
+    const me = await getUser(env.srv, second.hash.get("access_token")!);
+    assert.equal(me.body.email, fake.user.email);
+    assert.ok(me.body.email_confirmed_at);
+    assert.ok((me.body.identities as Json[]).some((i) => i.provider === "spotify"));
+  } finally {
+    await env.close();
+    await smtp.close();
+  }
+});
