@@ -9,6 +9,7 @@ import {
   totpMatch,
 } from "../../../server/auth/totp.ts";
 import { qrDataUri, qrSvg } from "../../../server/auth/qr.ts";
+import { jsQR } from "../../helpers/deps.ts";
 import { totpAt } from "./_util.ts";
 
 const enc = new TextEncoder();
@@ -135,4 +136,31 @@ Deno.test("the QR code is a square SVG of dark modules with finder patterns and 
   assert.ok(!svg.includes("#"));
   assert.equal(qrDataUri(uri), `data:image/svg+xml;utf-8,${svg}`);
   assert.notEqual(qrSvg(uri + "x"), svg);
+});
+
+/** Draws the SVG's squares into an RGBA image, `scale` pixels per module, as a screen would. */
+function rasterize(svg: string, scale = 4): { data: Uint8ClampedArray; size: number } {
+  const n = Number(/viewBox="0 0 (\d+) \d+"/.exec(svg)![1]);
+  const size = n * scale;
+  const data = new Uint8ClampedArray(size * size * 4).fill(255);
+  for (const m of svg.matchAll(/M(\d+) (\d+)h(\d+)v1h-\d+z/g)) {
+    const [x, y, w] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    for (let py = y * scale; py < (y + 1) * scale; py++) {
+      for (let px = x * scale; px < (x + w) * scale; px++) {
+        const i = (py * size + px) * 4;
+        data[i] = data[i + 1] = data[i + 2] = 0;
+      }
+    }
+  }
+  return { data, size };
+}
+
+Deno.test("the QR code decodes (with jsQR, as a camera app would) to exactly the otpauth URI", () => {
+  for (const account of ["someone@example.com", "15551234567", "a+b@sub.example.org"]) {
+    const uri = otpauthUri({ secret: newTotpSecret(), issuer: "Acme Co", account });
+    const { data, size } = rasterize(qrSvg(uri));
+    const read = jsQR(data, size, size);
+    assert.ok(read, `no QR code found for ${account}`);
+    assert.equal(read.data, uri);
+  }
 });
