@@ -23,7 +23,14 @@ const VERBS = new Set(["get", "post", "put", "patch", "delete", "head", "options
 const SCHEMES = new Set(["basic_auth", "request_body", "tls_client_auth", "private_key_jwt"]);
 const TOKEN_METHODS = new Set(["post", "get", "post_with_query_string"]);
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const IN_BROWSER = typeof (globalThis as { document?: unknown }).document !== "undefined";
+/**
+ * Deno and Node give `redirect: "manual"` real 3xx responses, so the library
+ * applies its own redirect rules there. Browsers and workers hand back an
+ * opaque response instead: there the runtime follows redirects itself.
+ */
+const MANUAL_REDIRECTS = typeof (globalThis as { Deno?: unknown }).Deno !== "undefined" ||
+  typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions
+      ?.node === "string";
 
 /**
  * The client options after defaults.
@@ -274,7 +281,7 @@ export class Client {
           method,
           headers,
           body: method === "GET" || method === "HEAD" ? undefined : body,
-          redirect: IN_BROWSER ? "follow" : "manual",
+          redirect: MANUAL_REDIRECTS ? "manual" : "follow",
         },
         secrets,
         opts.signal,
