@@ -155,6 +155,7 @@ export async function verifyByPhone(
         phone_confirmed_at: now,
         phone_change: "",
         phone_change_sent_at: null,
+        is_anonymous: false, // an anonymous user with a confirmed phone is a permanent one
       }) ?? user;
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
@@ -271,6 +272,7 @@ async function phoneUpdateStep(u: UserUpdate): Promise<void> {
     const oldPhone = user.phone ?? "";
     u.fields.phone = phone;
     u.fields.phone_confirmed_at = now;
+    u.fields.is_anonymous = false;
     u.after.push(async (written) => {
       await s.users.syncLocalIdentity(written, "phone");
       await s.mailer.notify("phone_changed", written, { Phone: phone, OldPhone: oldPhone });

@@ -78,3 +78,26 @@ Deno.test("PUT /user phone while the gateway fails: error, and the user is uncha
     },
   );
 });
+
+Deno.test("an anonymous user who confirms a phone becomes a permanent phone user", async () => {
+  await withPhoneServer("vonage", {
+    AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
+  }, async ({ srv, sms }) => {
+    const anon = await postJson(srv, "/signup", {});
+    assert.equal(anon.status, 200, JSON.stringify(anon.body));
+    const token = String(anon.body.access_token);
+    const put = await call(srv, "PUT", "/user", { phone: "+15557770005" }, token);
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    assert.equal(put.body.is_anonymous, true);
+    const v = await postJson(srv, "/verify", {
+      type: "phone_change",
+      phone: "+15557770005",
+      token: sms.lastCode("15557770005"),
+    });
+    assert.equal(v.status, 200, JSON.stringify(v.body));
+    const user = v.body.user as Record<string, unknown>;
+    assert.equal(user.is_anonymous, false);
+    assert.equal(user.phone, "15557770005");
+    assert.ok((user.app_metadata as { providers: string[] }).providers.includes("phone"));
+  });
+});
