@@ -145,3 +145,24 @@ Deno.test("SMS_TEMPLATE: every {{ .Code }} becomes the code", () => {
   );
   assert.equal(renderSmsTemplate("Code: {{ .Code }} $& $1", "9"), "Code: 9 $& $1");
 });
+
+Deno.test("a gateway answering something that is not its API (an HTML error page) is a 502", async () => {
+  const ac = new AbortController();
+  const html = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {} },
+    () => new Response("<html>Bad gateway</html>", { status: 503 }),
+  );
+  const fake = await startSmsFake("messagebird");
+  try {
+    const p = providerFor(fake, {
+      AUTHSVC_SMS_MESSAGEBIRD_API_URL: `http://127.0.0.1:${html.addr.port}`,
+    });
+    const e = await sendError(p.send({ to: "15551234567", text: "Your code is 1234" }));
+    assert.equal(e.status, 502);
+    assert.match(e.message, /unexpected answer \(HTTP 503, not a JSON object\)/);
+  } finally {
+    await fake.close();
+    ac.abort();
+    await html.finished;
+  }
+});
