@@ -14,7 +14,8 @@ import {
 
 Deno.test("the whole TOTP cycle through @supabase/auth-js: enroll, challenge, verify, aal2, unenroll, admin", async () => {
   const clock = new TestClock();
-  const srv = await startTestServer(MFA_ENV, { clock });
+  // Debug logging: every line the server can write is captured and searched for the secret.
+  const srv = await startTestServer({ ...MFA_ENV, LOG_LEVEL: "debug" }, { clock });
   try {
     const { client: phoneA, email, userId } = await signedUp(srv);
 
@@ -137,6 +138,7 @@ Deno.test("the whole TOTP cycle through @supabase/auth-js: enroll, challenge, ve
     aal = await phoneB.mfa.getAuthenticatorAssuranceLevel();
     assert.deepEqual([aal.data?.currentLevel, aal.data?.nextLevel], ["aal1", "aal1"]);
 
+    assert.ok(srv.logs.length > 10, "debug logging captured the requests");
     assert.ok(!srv.logs.some((l) => l.includes(f.totp.secret)), "the secret never reaches a log");
   } finally {
     await srv.close();
