@@ -305,6 +305,8 @@ interface HtmlForm {
   action: string;
   method: string;
   fields: Map<string, string>;
+  /** Names of the text-like inputs (where a login may go), not buttons or hidden fields. */
+  textInputs: Set<string>;
 }
 
 function decodeEntities(text: string): string {
@@ -322,9 +324,13 @@ function firstForm(html: string): HtmlForm | null {
   const m = /<form\b([^>]*)>([\s\S]*?)<\/form>/i.exec(html);
   if (!m) return null;
   const fields = new Map<string, string>();
+  const textInputs = new Set<string>();
   for (const input of m[2].matchAll(/<(input|button)\b[^>]*>/gi)) {
     const name = attr(input[0], "name");
     const type = (attr(input[0], "type") ?? "").toLowerCase();
+    if (name && input[1].toLowerCase() === "input" && ["", "text", "email"].includes(type)) {
+      textInputs.add(name);
+    }
     if (!name || (input[1].toLowerCase() === "button" && !attr(input[0], "value"))) continue;
     if ((type === "checkbox" || type === "radio") && !/\schecked/i.test(input[0])) continue;
     fields.set(name, attr(input[0], "value") ?? "");
@@ -333,6 +339,7 @@ function firstForm(html: string): HtmlForm | null {
     action: attr(m[1], "action") ?? "",
     method: (attr(m[1], "method") ?? "get").toUpperCase(),
     fields,
+    textInputs,
   };
 }
 
@@ -388,7 +395,9 @@ export async function driveLogin(
     const form = firstForm(html);
     if (!form) throw new Error(`driveLogin: no form at ${url.pathname}: ${html.slice(0, 300)}`);
     for (const name of form.fields.keys()) {
-      if (loginFields.includes(name)) form.fields.set(name, options.login ?? "alice");
+      if (loginFields.includes(name) && form.textInputs.has(name)) {
+        form.fields.set(name, options.login ?? "alice");
+      }
       if (name === "password") form.fields.set(name, options.password ?? "secret");
     }
     const hasPasswordInput = /<input\b[^>]*type=["']?password/i.test(html);
