@@ -22,7 +22,8 @@ import { OAuthStates, type OpenedState, StateError } from "../auth/oauth_state.t
 import { createFlowState, issueAuthCode, readPkceParams } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
-import { linkIdentity, signInUser, unlinkIdentity } from "../providers/accounts.ts";
+import { signInUser } from "../providers/accounts.ts";
+import { linkIdentity, unlinkIdentity } from "../providers/identities.ts";
 import { ProviderRegistry } from "../providers/registry.ts";
 import { ProviderError } from "../providers/types.ts";
 import type { Services } from "../services.ts";
