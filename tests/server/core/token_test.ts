@@ -184,3 +184,33 @@ Deno.test("logout scopes: local, others, global", async () => {
     await srv.close();
   }
 });
+
+Deno.test("sign-up, sign-in, refresh and logout emit events and write the audit log", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const seen: string[] = [];
+    for (const name of ["signup", "signin", "token_refresh"]) {
+      srv.services.events.on(name, (attrs) => seen.push(`${name}:${attrs.method ?? ""}`));
+    }
+    const a = email("audit");
+    const s = await signUpSession(srv, a);
+    const signIn = await passwordGrant(srv, { email: a, password: "secret-pw-1" });
+    await refreshGrant(srv, signIn.body.refresh_token as string);
+    await call(srv, "POST", "/logout", undefined, bearer(s.access_token));
+    assert.deepEqual(seen, ["signup:email", "signin:password", "token_refresh:"]);
+    const rows = await srv.db.query<{ payload: { action: string; actor_id: string } }>(
+      `SELECT payload FROM ${srv.db.t("audit_log_entries")} ORDER BY created_at`,
+    );
+    const userId = (s.user as { id: string }).id;
+    assert.deepEqual(
+      rows.filter((r) => r.payload.actor_id === userId).map((r) => r.payload.action),
+      ["user_signedup", "login", "token_refreshed", "logout"],
+    );
+    // nothing secret reaches the audit log
+    const all = JSON.stringify(rows);
+    assert.ok(!all.includes("secret-pw-1"));
+    assert.ok(!all.includes(signIn.body.refresh_token as string));
+  } finally {
+    await srv.close();
+  }
+});
