@@ -7,7 +7,10 @@
  *   deno run -A bench/baseline_server.ts query <postgres-url> <table>
  *     a handler doing one indexed query (primary-key lookup of a uuid, the
  *     lookup GET /user starts with) through postgres.js, with the server's
- *     pool settings, answering the row as JSON.
+ *     pool settings, answering the row as JSON;
+ *   deno run -A bench/baseline_server.ts query4 <postgres-url> <table>
+ *     the same lookup four times in a row per request (GET /user's pattern:
+ *     user, session, identities, factors), to tell round trips from other costs.
  *
  * Prints `listening on http://127.0.0.1:<port>` once ready.
  */
@@ -28,9 +31,9 @@ function listen(handler: (req: Request) => Response | Promise<Response>): void {
 
 if (mode === "bare") {
   listen(() => Response.json({ id: "6b1c3a52-0d8e-4a55-9d36-3f0e2b7c9a11", ok: true }));
-} else if (mode === "query") {
+} else if (mode === "query" || mode === "query4") {
   if (!url || !/^[a-z0-9_]+$/.test(table ?? "")) {
-    console.error("usage: baseline_server.ts query <postgres-url> <table>");
+    console.error("usage: baseline_server.ts query|query4 <postgres-url> <table>");
     Deno.exit(2);
   }
   // The server's settings (server/db/postgres.ts): 50 connections, prepared statements.
@@ -42,10 +45,13 @@ if (mode === "bare") {
   Deno.addSignalListener("SIGTERM", () => sql.end({ timeout: 1 }));
   listen(async () => {
     const id = ids[i++ % ids.length];
-    const rows = await sql.unsafe(text, [id], { prepare: true });
+    let rows = await sql.unsafe(text, [id], { prepare: true });
+    if (mode === "query4") {
+      for (let k = 0; k < 3; k++) rows = await sql.unsafe(text, [id], { prepare: true });
+    }
     return Response.json(rows[0]);
   });
 } else {
-  console.error("usage: baseline_server.ts bare | query <postgres-url> <table>");
+  console.error("usage: baseline_server.ts bare | query | query4 <postgres-url> <table>");
   Deno.exit(2);
 }

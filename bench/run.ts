@@ -7,7 +7,7 @@
  *   deno task bench --quick     # 3-second runs, to check the harness
  *   deno task bench --profile   # the server runs with --cpu-prof (profile in bench/results/prof/)
  *   deno task bench --only=get_user,mixed   # just those runs (baseline_bare, baseline_one_query,
- *                                           # get_user, refresh_token, password, signup, mixed, client)
+ *       # baseline_four_queries, get_user, refresh_token, password, signup, mixed, client)
  *
  * See bench/README.md for what each figure means and the recorded numbers.
  */
@@ -90,11 +90,11 @@ async function main(): Promise<number> {
     );
     await sql.unsafe(`ANALYZE ${baselineTable}`);
     for (
-      const [name, args] of [["baseline_bare", ["bare"]], ["baseline_one_query", [
-        "query",
-        DB_URL,
-        baselineTable,
-      ]]] as const
+      const [name, args] of [
+        ["baseline_bare", ["bare"]],
+        ["baseline_one_query", ["query", DB_URL, baselineTable]],
+        ["baseline_four_queries", ["query4", DB_URL, baselineTable]],
+      ] as const
     ) {
       if (!wanted(name)) continue;
       const b = await startBaseline([...args]);
@@ -248,6 +248,10 @@ async function main(): Promise<number> {
   const ratios = {
     get_user_vs_one_query: targets.get_user_vs_one_query.value,
     get_user_vs_bare: ratio(results.get_user?.rps ?? 0, results.baseline_bare?.rps ?? 0),
+    get_user_vs_four_queries: ratio(
+      results.get_user?.rps ?? 0,
+      results.baseline_four_queries?.rps ?? 0,
+    ),
     refresh_vs_one_query: ratio(results.refresh_token?.rps ?? 0, q),
     password_vs_bcrypt_ceiling: targets.password_vs_bcrypt_ceiling.value,
     signup_vs_bcrypt_ceiling: ratio(results.signup?.rps ?? 0, bcryptCeiling),
