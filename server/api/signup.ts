@@ -170,7 +170,12 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
     if (cfg.disableSignup) {
       throw unprocessable("Signups not allowed for this instance", "signup_disabled");
     }
-    if (!rawEmail && !rawPhone) return await anonymousSignup(c, s, body);
+    if (!rawEmail && !rawPhone) {
+      if (password) {
+        throw unprocessable("Signup requires an email or phone: email or phone is required");
+      }
+      return await anonymousSignup(c, s, body);
+    }
     if (rawEmail && rawPhone) {
       throw unprocessable("Only an email address or phone number should be provided on signup.");
     }

@@ -167,6 +167,10 @@ Deno.test("signup refusals: disabled sign-ups, disabled providers, weak password
     assert.equal(r.status, 400);
     assert.match(String(r.body.msg), /email must be a string/);
 
+    r = await postJson(strict, "/signup", { email: null, password: "longenough1:" });
+    assert.equal(r.status, 422);
+    assert.match(String(r.body.msg), /email or phone/);
+
     const anon = await postJson(strict, "/signup", { data: { theme: "dark" } });
     assert.equal(anon.status, 200);
     const au = anon.body.user as Record<string, unknown>;
