@@ -192,3 +192,30 @@ Deno.test("an unverified provider address gets a confirmation mail; once confirm
     await smtp.close();
   }
 });
+
+Deno.test("a verified secondary address links too; an unverified secondary one does not", async () => {
+  const env = await serverWithFakes(["gitlab", "bitbucket"], {
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
+  });
+  try {
+    const work = `work-${crypto.randomUUID().slice(0, 6)}@example.org`;
+    const signup = await postJson(env.srv, "/signup", { email: work, password: PASSWORD });
+    const userId = (signup.body.user as Json).id;
+
+    // Bitbucket lists the work address unconfirmed: no link; its verified primary address
+    // belongs to nobody, so a new account is made for it.
+    env.fakes.bitbucket.user = defaultUser({ extraEmails: [{ email: work, verified: false }] });
+    const b = await signIn(env.srv, env.fakes.bitbucket);
+    const other = await getUser(env.srv, b.hash.get("access_token")!);
+    assert.notEqual(other.body.id, userId);
+
+    // GitLab lists it confirmed: the GitLab account joins the existing user.
+    env.fakes.gitlab.user = defaultUser({ extraEmails: [{ email: work, verified: true }] });
+    const g = await signIn(env.srv, env.fakes.gitlab);
+    const me = await getUser(env.srv, g.hash.get("access_token")!);
+    assert.equal(me.body.id, userId);
+    assert.equal(me.body.email, work, "the account keeps its own address");
+  } finally {
+    await env.close();
+  }
+});
