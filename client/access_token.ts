@@ -10,127 +10,20 @@ import type { OAuthResponse } from "./response.ts";
 import type { RequestOptions, TokenParams, Verb } from "./options.ts";
 import { snakeCase, SnakyHash } from "./snaky_hash.ts";
 import { internalRequest } from "./internal.ts";
+import {
+  type AccessTokenOptions,
+  checkMode,
+  nowSeconds,
+  PLACEMENTS,
+  toEpoch,
+  toInteger,
+  TOKEN_KEYS,
+  type TokenMode,
+  type TokenPlacement,
+  type TokenTransmission,
+} from "./token_options.ts";
 
-/**
- * Where the token goes on a request.
- *
- * @example
- * ```ts
- * import { AccessToken, Client, type TokenPlacement } from "@authsvc/oauth2";
- * const placement: TokenPlacement = "query";
- * const client = new Client("id", "secret", { site: "https://api.example.com" });
- * const token = new AccessToken(client, "abc", { mode: placement });
- * console.log(token.placement("get")); // "query"
- * ```
- */
-export type TokenPlacement = "header" | "query" | "body";
-
-/**
- * `mode`: one placement, a function of the verb, or a map by verb.
- *
- * @example
- * ```ts
- * import { AccessToken, Client, type TokenMode } from "@authsvc/oauth2";
- * const client = new Client("id", "secret", { site: "https://api.example.com" });
- * const byVerb: TokenMode = { get: "query", post: "header", put: "body" };
- * const byFunction: TokenMode = (verb) => (verb === "get" ? "query" : "header");
- * new AccessToken(client, "abc", { mode: byVerb });
- * new AccessToken(client, "abc", { mode: byFunction });
- * ```
- */
-export type TokenMode =
-  | TokenPlacement
-  | ((verb: string) => TokenPlacement)
-  | Partial<Record<string, TokenPlacement>>;
-
-/**
- * Options of an `AccessToken` (token response fields are accepted too).
- *
- * @example
- * ```ts
- * import { AccessToken, type AccessTokenOptions, Client } from "@authsvc/oauth2";
- * const client = new Client("id", "secret", { site: "https://api.example.com" });
- * const opts: AccessTokenOptions = { refresh_token: "r1", expires_in: "3600", expires_latency: 30, header_format: "Bearer %s" };
- * const token = new AccessToken(client, "abc", opts);
- * console.log(token.expired()); // false
- * ```
- */
-export interface AccessTokenOptions {
-  /** The refresh token. */
-  refresh_token?: string;
-  /** Seconds until expiry (numbers in strings are accepted). */
-  expires_in?: number | string;
-  /** Expiry as epoch seconds (or a date string). */
-  expires_at?: number | string;
-  /** Seconds taken off `expires_at`, to refresh early. */
-  expires_latency?: number;
-  /** How the token is sent; default `"header"`. */
-  mode?: TokenMode;
-  /** Authorization header format; default `"Bearer %s"`. */
-  header_format?: string;
-  /** Parameter name in query and body mode; default `"access_token"`. */
-  param_name?: string;
-  /** Which response field is the token. */
-  token_name?: string;
-  /** Other fields, kept in `params`. */
-  [extra: string]: unknown;
-}
-
-/**
- * The normalized transmission options of a token.
- *
- * @example
- * ```ts
- * import { AccessToken, Client } from "@authsvc/oauth2";
- * const client = new Client("id", "secret", { site: "https://api.example.com" });
- * const token = new AccessToken(client, "abc", { param_name: "oauth_token" });
- * console.log(token.options); // { mode: "header", header_format: "Bearer %s", param_name: "oauth_token" }
- * ```
- */
-export interface TokenTransmission {
-  /** How the token is sent. */
-  mode: TokenMode;
-  /** Authorization header format. */
-  header_format: string;
-  /** Parameter name in query and body mode. */
-  param_name: string;
-  /** Which response field is the token. */
-  token_name?: string;
-}
-
-const TOKEN_KEYS = ["access_token", "id_token", "token", "accessToken", "idToken"];
-const PLACEMENTS = new Set(["header", "query", "body"]);
-const nowSeconds = () => Math.floor(Date.now() / 1000);
-
-function toInteger(value: unknown): number | undefined {
-  if (value === undefined || value === null || value === "") return undefined;
-  const n = typeof value === "number" ? value : Number(String(value).trim());
-  return Number.isFinite(n) ? Math.trunc(n) : undefined;
-}
-
-function toEpoch(value: unknown): number | undefined {
-  const n = toInteger(value);
-  if (n !== undefined) return n;
-  if (typeof value === "string") {
-    const ms = Date.parse(value);
-    if (Number.isFinite(ms)) return Math.floor(ms / 1000);
-  }
-  return undefined;
-}
-
-function checkMode(mode: unknown): TokenMode {
-  if (typeof mode === "string" && PLACEMENTS.has(mode)) return mode as TokenPlacement;
-  if (typeof mode === "function") return mode as (verb: string) => TokenPlacement;
-  if (mode && typeof mode === "object" && !Array.isArray(mode)) {
-    for (const [verb, p] of Object.entries(mode)) {
-      if (!PLACEMENTS.has(p as string)) {
-        throw new TypeError(`"mode.${verb}" must be "header", "query" or "body", got "${p}"`);
-      }
-    }
-    return mode as Partial<Record<string, TokenPlacement>>;
-  }
-  throw new TypeError(`"mode" must be "header", "query", "body", a function or a map by verb`);
-}
+export type { AccessTokenOptions, TokenMode, TokenPlacement, TokenTransmission };
 
 /**
  * An access token bound to a client.

@@ -3,25 +3,25 @@
  * strategies and raw requests (spec 2.1, 4).
  * @module
  */
-import { AccessToken, accessTokenFromOwnedHash, type AccessTokenOptions } from "./access_token.ts";
+import type { AccessToken, AccessTokenOptions } from "./access_token.ts";
 import { config, debugFromEnvironment, typeName } from "./config.ts";
 import { Connection } from "./connection.ts";
 import { OAuthError } from "./error.ts";
 import { registerRequester } from "./internal.ts";
-import { isLogger, type Logger, logRequest, logResponse } from "./logger.ts";
+import { type Logger, logRequest, logResponse } from "./logger.ts";
 import type { AuthScheme, ClientOptions, RequestOptions, TokenParams, Verb } from "./options.ts";
 import { OAuthResponse } from "./response.ts";
-import { appendParams, formBody, resolveUrl, withQuery } from "./url.ts";
+import { appendParams, resolveUrl, withQuery } from "./url.ts";
 import { tokenRequest } from "./token_request.ts";
 import { AuthCode } from "./strategy/auth_code.ts";
 import { Implicit } from "./strategy/implicit.ts";
 import { Password } from "./strategy/password.ts";
 import { ClientCredentials } from "./strategy/client_credentials.ts";
 import { Assertion } from "./strategy/assertion.ts";
+import { buildToken, encodeBody, redactOptions, tokenSecrets } from "./client_helpers.ts";
+import { validateClientArguments } from "./validate_options.ts";
 
 const VERBS = new Set(["get", "post", "put", "patch", "delete", "head", "options"]);
-const SCHEMES = new Set(["basic_auth", "request_body", "tls_client_auth", "private_key_jwt"]);
-const TOKEN_METHODS = new Set(["post", "get", "post_with_query_string"]);
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /**
  * Deno and Node give `redirect: "manual"` real 3xx responses, so the library
@@ -57,12 +57,6 @@ export type ResolvedClientOptions =
     >
   >
   & Omit<ClientOptions, "logger">;
-
-function checkString(value: unknown, name: string, where: string): void {
-  if (value !== undefined && typeof value !== "string") {
-    throw new TypeError(`${where}: "${name}" must be a string, got ${typeName(value)}`);
-  }
-}
 
 /**
  * An OAuth 2.0 client of one provider.
@@ -104,63 +98,7 @@ export class Client {
    * @throws {TypeError} when an argument or option has the wrong type
    */
   constructor(id: string, secret: string, options: ClientOptions = {}) {
-    if (typeof id !== "string") {
-      throw new TypeError(`Client: "id" must be a string, got ${typeName(id)}`);
-    }
-    if (typeof secret !== "string") {
-      throw new TypeError(`Client: "secret" must be a string, got ${typeName(secret)}`);
-    }
-    if (!options || typeof options !== "object" || Array.isArray(options)) {
-      throw new TypeError(`Client: "options" must be an object, got ${typeName(options)}`);
-    }
-    for (const k of ["site", "authorizeUrl", "tokenUrl", "revokeUrl", "redirectUri"] as const) {
-      checkString(options[k], k, "Client");
-    }
-    if (options.site !== undefined) {
-      try {
-        new URL(options.site);
-      } catch {
-        throw new TypeError(`Client: "site" must be an absolute URL, got "${options.site}"`);
-      }
-    }
-    if (options.authScheme !== undefined && !SCHEMES.has(options.authScheme)) {
-      throw new TypeError(
-        `Client: "authScheme" must be one of ${
-          [...SCHEMES].join(", ")
-        }, got "${options.authScheme}"`,
-      );
-    }
-    if (options.tokenMethod !== undefined && !TOKEN_METHODS.has(options.tokenMethod)) {
-      throw new TypeError(
-        `Client: "tokenMethod" must be one of ${[...TOKEN_METHODS].join(", ")}, ` +
-          `got "${options.tokenMethod}"`,
-      );
-    }
-    if (
-      options.maxRedirects !== undefined &&
-      !(Number.isInteger(options.maxRedirects) && options.maxRedirects >= 0)
-    ) {
-      throw new TypeError(`Client: "maxRedirects" must be a non-negative integer`);
-    }
-    const conn = options.connectionOpts ?? {};
-    if (typeof conn !== "object" || Array.isArray(conn)) {
-      throw new TypeError(`Client: "connectionOpts" must be an object, got ${typeName(conn)}`);
-    }
-    if (conn.timeout !== undefined && (typeof conn.timeout !== "number" || conn.timeout < 0)) {
-      throw new TypeError(`Client: "connectionOpts.timeout" must be a number of milliseconds`);
-    }
-    if (conn.fetch !== undefined && typeof conn.fetch !== "function") {
-      throw new TypeError(`Client: "connectionOpts.fetch" must be a function`);
-    }
-    if (options.logger !== undefined && !isLogger(options.logger)) {
-      throw new TypeError(`Client: "logger" must have debug, info, warn and error methods`);
-    }
-    if (options.connectionBuild !== undefined && typeof options.connectionBuild !== "function") {
-      throw new TypeError(`Client: "connectionBuild" must be a function`);
-    }
-    if (options.authScheme === "private_key_jwt" && !options.clientAssertionKey) {
-      throw new TypeError(`Client: "clientAssertionKey" is required for private_key_jwt`);
-    }
+    const conn = validateClientArguments(id, secret, options);
     this.id = id;
     this.#secret = secret;
     this.site = options.site;
@@ -441,69 +379,4 @@ export class Client {
   ): string {
     return `Client ${inspect(this.#redacted(), options)}`;
   }
-}
-
-function redactOptions(options: ResolvedClientOptions): Record<string, unknown> {
-  const label = config.filteredLabel;
-  const { clientAssertionKey, connectionOpts, ...rest } = options;
-  const { key, ...conn } = connectionOpts;
-  return {
-    ...rest,
-    ...(clientAssertionKey ? { clientAssertionKey: label } : {}),
-    connectionOpts: { ...conn, ...(key ? { key: label } : {}) },
-  };
-}
-
-function tokenSecrets(params: TokenParams): string[] {
-  const out: string[] = [];
-  for (const k of ["password", "code", "refresh_token", "code_verifier", "assertion"]) {
-    if (typeof params[k] === "string") out.push(params[k] as string);
-  }
-  return out;
-}
-
-function encodeBody(
-  body: RequestOptions["body"],
-  headers: Record<string, string>,
-): BodyInit | undefined {
-  if (body === undefined || body === null) return undefined;
-  if (typeof body === "string") return body;
-  if (body instanceof Uint8Array) return body as Uint8Array<ArrayBuffer>;
-  if (typeof body !== "object") {
-    throw new TypeError(`request: "body" must be a string, an object or bytes, got ${typeof body}`);
-  }
-  const type = headers["content-type"] ?? "";
-  if (/json/i.test(type)) return JSON.stringify(body);
-  if (!type) headers["content-type"] = "application/x-www-form-urlencoded";
-  return formBody(body);
-}
-
-function buildToken(
-  client: Client,
-  response: OAuthResponse,
-  accessTokenOpts: AccessTokenOptions,
-  secrets: readonly (string | undefined)[],
-): AccessToken {
-  const hash = response.parsedHash;
-  if (response.status >= 400 || (hash && typeof hash.error === "string")) {
-    throw response.error ?? new OAuthError(response, { secrets });
-  }
-  if (!hash) {
-    throw new OAuthError(response, {
-      code: "invalid_token_response",
-      description: "the token response is neither a JSON object nor form-encoded",
-      secrets,
-    });
-  }
-  for (const k in accessTokenOpts) hash[k] = accessTokenOpts[k];
-  const token = accessTokenFromOwnedHash(client, hash);
-  if (!token.token && !token.refreshToken) {
-    throw new OAuthError(response, {
-      code: "invalid_token_response",
-      description: "the token response holds no access token",
-      secrets,
-    });
-  }
-  token.response = response;
-  return token;
 }

@@ -1,0 +1,82 @@
+/**
+ * Helpers of `Client`: request bodies, the secrets a token request carries,
+ * building the `AccessToken` from a token response, and the redacted view of
+ * the options.
+ * @module
+ */
+import { AccessToken, accessTokenFromOwnedHash, type AccessTokenOptions } from "./access_token.ts";
+import type { Client, ResolvedClientOptions } from "./client.ts";
+import { config } from "./config.ts";
+import { OAuthError } from "./error.ts";
+import type { RequestOptions, TokenParams } from "./options.ts";
+import type { OAuthResponse } from "./response.ts";
+import { formBody } from "./url.ts";
+
+/** The options with the assertion key and TLS key replaced by the filtered label. */
+export function redactOptions(options: ResolvedClientOptions): Record<string, unknown> {
+  const label = config.filteredLabel;
+  const { clientAssertionKey, connectionOpts, ...rest } = options;
+  const { key, ...conn } = connectionOpts;
+  return {
+    ...rest,
+    ...(clientAssertionKey ? { clientAssertionKey: label } : {}),
+    connectionOpts: { ...conn, ...(key ? { key: label } : {}) },
+  };
+}
+
+/** Secret wire values of a token request (password, code ...), for redaction. */
+export function tokenSecrets(params: TokenParams): string[] {
+  const out: string[] = [];
+  for (const k of ["password", "code", "refresh_token", "code_verifier", "assertion"]) {
+    if (typeof params[k] === "string") out.push(params[k] as string);
+  }
+  return out;
+}
+
+/** A request body: strings and bytes as given, records form-encoded or JSON by content type. */
+export function encodeBody(
+  body: RequestOptions["body"],
+  headers: Record<string, string>,
+): BodyInit | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === "string") return body;
+  if (body instanceof Uint8Array) return body as Uint8Array<ArrayBuffer>;
+  if (typeof body !== "object") {
+    throw new TypeError(`request: "body" must be a string, an object or bytes, got ${typeof body}`);
+  }
+  const type = headers["content-type"] ?? "";
+  if (/json/i.test(type)) return JSON.stringify(body);
+  if (!type) headers["content-type"] = "application/x-www-form-urlencoded";
+  return formBody(body);
+}
+
+/** The `AccessToken` of a token response, or the `OAuthError` it deserves. */
+export function buildToken(
+  client: Client,
+  response: OAuthResponse,
+  accessTokenOpts: AccessTokenOptions,
+  secrets: readonly (string | undefined)[],
+): AccessToken {
+  const hash = response.parsedHash;
+  if (response.status >= 400 || (hash && typeof hash.error === "string")) {
+    throw response.error ?? new OAuthError(response, { secrets });
+  }
+  if (!hash) {
+    throw new OAuthError(response, {
+      code: "invalid_token_response",
+      description: "the token response is neither a JSON object nor form-encoded",
+      secrets,
+    });
+  }
+  for (const k in accessTokenOpts) hash[k] = accessTokenOpts[k];
+  const token = accessTokenFromOwnedHash(client, hash);
+  if (!token.token && !token.refreshToken) {
+    throw new OAuthError(response, {
+      code: "invalid_token_response",
+      description: "the token response holds no access token",
+      secrets,
+    });
+  }
+  token.response = response;
+  return token;
+}
