@@ -148,3 +148,16 @@ Deno.test("parsed: snaky false keeps keys; parse forces a parser; custom class",
   assert.ok(mine.parsed instanceof Mine);
   assert.ok((mine.parsed as Mine).a instanceof Mine);
 });
+
+Deno.test("Serializer applied globally: SnakyHash and subclasses without their own hooks share it", () => {
+  Serializer.extend(SnakyHash);
+  class Child extends SnakyHash {}
+  const text = Child.dump(new Child({ tokenType: "bearer" }));
+  assert.equal(text, '{"token_type":"bearer"}');
+  const back = Child.load(text);
+  assert.ok(back instanceof Child, "load builds the class it is called on");
+  assert.ok(SnakyHash.load(text) instanceof SnakyHash);
+  assert.equal(Child.dumpValueHooks, SnakyHash.dumpValueHooks, "inherited until extended");
+  Serializer.extend(Child);
+  assert.notEqual(Child.dumpValueHooks, SnakyHash.dumpValueHooks, "own hooks once extended");
+});
