@@ -128,10 +128,11 @@ export class OneTimeTokens {
     const code = randomDigits(o.codeLength ?? 6);
     const linkHash = await sha256Hex(link);
     const expiresAt = new Date(now.getTime() + o.ttlSec * 1000);
-    await q.query(`DELETE FROM ${this.table} WHERE user_id = $1 AND token_type = $2`, [
-      o.userId,
-      o.type,
-    ]);
+    // The user's previous token of this type goes, and so do their expired ones.
+    await q.query(
+      `DELETE FROM ${this.table} WHERE user_id = $1 AND (token_type = $2 OR expires_at <= $3)`,
+      [o.userId, o.type, now],
+    );
     const [row] = await q.query<{ id: string }>(
       `INSERT INTO ${this.table}
          (user_id, token_type, token_hash, code_hash, relates_to, data, created_at, expires_at)

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { TestServer } from "../../helpers/server.ts";
+import { GoTrueAdminApi } from "../../helpers/deps.ts";
 import { call, fragment, getUser, openLink, withEmail } from "./helpers.ts";
 
 const local = (srv: TestServer, link: string) => link.replace("http://localhost:8081", srv.url);
@@ -141,5 +142,48 @@ Deno.test("generate_link: every type answers the link fields and sends no mail",
     assert.equal(notAdmin.status, 403);
 
     assert.equal(smtp.received.length, 0, "generate_link sends nothing");
+  });
+});
+
+Deno.test("auth-js admin: inviteUserByEmail and generateLink (newEmail, redirectTo)", async () => {
+  await withEmail({}, async ({ srv, smtp }) => {
+    const admin = new GoTrueAdminApi({
+      url: srv.url,
+      headers: { Authorization: `Bearer ${await srv.serviceRoleToken()}` },
+    });
+    const inv = await admin.inviteUserByEmail("js@example.com", {
+      data: { via: "auth-js" },
+      redirectTo: "http://localhost:3000/joined",
+    });
+    assert.equal(inv.error, null);
+    assert.equal(inv.data.user?.email, "js@example.com");
+    assert.ok(inv.data.user?.invited_at);
+    const mail = await smtp.waitForMail("js@example.com");
+    assert.equal(
+      new URL(mail.link).searchParams.get("redirect_to"),
+      "http://localhost:3000/joined",
+    );
+    const { location } = await openLink(local(srv, mail.link));
+    assert.equal(location!.pathname, "/joined");
+    assert.equal(fragment(location!).type, "invite");
+
+    const gl = await admin.generateLink({
+      type: "email_change_current",
+      email: "js@example.com",
+      newEmail: "js2@example.com",
+      options: { redirectTo: "http://localhost:3000/moved" },
+    });
+    assert.equal(gl.error, null);
+    assert.equal(gl.data.properties?.verification_type, "email_change");
+    assert.equal(gl.data.properties?.redirect_to, "http://localhost:3000/moved");
+    assert.match(String(gl.data.properties?.email_otp), /^\d{6}$/);
+    assert.equal(gl.data.user?.new_email, "js2@example.com");
+    const v = await call(srv, "POST", "/verify", {
+      type: "email_change",
+      email: "js@example.com",
+      token: gl.data.properties?.email_otp,
+    });
+    assert.equal(v.status, 200, JSON.stringify(v.body));
+    assert.equal((v.body.user as { email: string }).email, "js2@example.com");
   });
 });
