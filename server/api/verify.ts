@@ -88,7 +88,7 @@ async function verifyGet(c: Ctx, s: Services): Promise<Response> {
   if (!token) return fail("validation_failed", "Verify requires a token");
   let v: EmailVerified;
   try {
-    v = await verifyEmailToken(s, type, { kind: "link", token });
+    v = await verifyEmailToken(s, type, { kind: "link", token }, { ip: clientIp(c) });
   } catch (e) {
     if (e instanceof ApiError) {
       return fail(
@@ -103,7 +103,13 @@ async function verifyGet(c: Ctx, s: Services): Promise<Response> {
   if (v.partial) return c.redirect(withFragment(redirectTo, { message: MSG_PARTIAL }), 303);
   const flowId = typeof v.token.data?.flow_state_id === "string" ? v.token.data.flow_state_id : "";
   if (flowId) {
-    const code = await issueAuthCode(s.db, s.clock, flowId, v.user.id);
+    let code: string;
+    try {
+      code = await issueAuthCode(s.db, s.clock, flowId, v.user.id);
+    } catch (e) {
+      if (e instanceof ApiError) return fail(e.errorCode, e.message);
+      throw e;
+    }
     const u = new URL(redirectTo);
     u.searchParams.set("code", code);
     return c.redirect(u.toString(), 303);
@@ -145,7 +151,11 @@ async function verifyPost(c: Ctx, s: Services): Promise<Response> {
   else if (token && type !== "email") cred = { kind: "link", token };
   else if (token) throw badRequest("email is required to verify a code");
   else throw badRequest("Verify requires either a token or a token_hash");
-  const v = await verifyEmailToken(s, type, cred, { password, passwordRequired: true });
+  const v = await verifyEmailToken(s, type, cred, {
+    password,
+    passwordRequired: true,
+    ip: clientIp(c),
+  });
   if (v.partial) return c.json({ msg: MSG_PARTIAL, code: 200 });
   const set = await session(c, s, v);
   return c.json({ ...set, type: v.type });

@@ -93,7 +93,7 @@ export async function verifyEmailToken(
   s: Services,
   type: EmailVerifyType,
   cred: EmailCredential,
-  opts: { password?: string; passwordRequired?: boolean } = {},
+  opts: { password?: string; passwordRequired?: boolean; ip?: string } = {},
 ): Promise<EmailVerified> {
   const owner = await findTokenOwner(s, type, cred);
   if (!owner) throw otpInvalid();
@@ -116,7 +116,7 @@ export async function verifyEmailToken(
   const linkType = LINK_TYPE[token.token_type] ?? type;
 
   if (token.token_type.startsWith("email_change")) {
-    return await applyEmailChange(s, user, token);
+    return await applyEmailChange(s, user, token, opts.ip);
   }
   if (token.relates_to !== user.email) throw otpInvalid(); // the address moved meanwhile
 
@@ -145,6 +145,7 @@ export async function verifyEmailToken(
       ? "team"
       : "account",
     traits: { provider: "email", type: linkType },
+    ip: opts.ip,
   });
   return { user, token, type: linkType, partial: false };
 }
@@ -153,6 +154,7 @@ async function applyEmailChange(
   s: Services,
   user: UserRow,
   token: OneTimeTokenRow,
+  ip?: string,
 ): Promise<EmailVerified> {
   const newEmail = user.email_change;
   if (!newEmail) throw otpInvalid();
@@ -188,6 +190,7 @@ async function applyEmailChange(
     actorUsername: newEmail,
     logType: "user",
     traits: { change: "email" },
+    ip,
   });
   if (oldEmail) {
     await s.mailer.notify("email_changed", { ...updated, email: oldEmail }, {
