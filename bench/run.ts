@@ -317,13 +317,17 @@ async function runClientBench(): Promise<unknown> {
   }
   log("client bench: deno bench bench/client_bench.ts");
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["bench", "-A", "--json", file.pathname],
+    args: ["bench", "-A", "--no-check", "--json", file.pathname],
     stdout: "piped",
     stderr: "piped",
   }).output();
   const text = new TextDecoder().decode(out.stdout);
+  // The bench module may print its own lines (e.g. an interleaved ratio) before the JSON.
+  const at = text.search(/^\{/m);
+  const printed = (at > 0 ? text.slice(0, at) : "").trim();
+  for (const line of printed.split("\n").filter(Boolean)) log(`client: ${line}`);
   try {
-    const parsed = JSON.parse(text) as {
+    const parsed = JSON.parse(text.slice(Math.max(0, at))) as {
       benches: { name: string; results: { ok?: { avg: number; p99: number; n: number } }[] }[];
     };
     const rows = parsed.benches.map((b) => ({
@@ -335,7 +339,7 @@ async function runClientBench(): Promise<unknown> {
     for (const r of rows) {
       log(`client ${r.name}: ${r.avgNs === null ? "failed" : `${(r.avgNs / 1000).toFixed(2)} µs`}`);
     }
-    return { ok: out.success, benches: rows };
+    return { ok: out.success, printed, benches: rows };
   } catch {
     const err = new TextDecoder().decode(out.stderr);
     log(`client bench failed: ${err.slice(-500)}`);
