@@ -25,6 +25,9 @@ import {
 
 export type { AccessTokenOptions, TokenMode, TokenPlacement, TokenTransmission };
 
+/** Marks the field `accessTokenFromOwnedHash` took the token from. */
+const SKIP_KEY = Symbol("oauth2.tokenKey");
+
 /**
  * An access token bound to a client.
  *
@@ -81,6 +84,7 @@ export class AccessToken {
     this.client = client;
     this.token = token;
     const source = opts instanceof SnakyHash ? opts.toObject() : opts;
+    const skip = (source as Record<symbol, unknown>)[SKIP_KEY];
     const params: Record<string, unknown> = {};
     let refresh_token, expires_in, expires_at, expires_latency, expires;
     let mode, header_format, param_name, token_name;
@@ -115,7 +119,7 @@ export class AccessToken {
           token_name = value;
           break;
         default:
-          params[key] = value;
+          if (key !== skip) params[key] = value;
       }
     }
     if (refresh_token !== undefined && refresh_token !== null && refresh_token !== "") {
@@ -360,20 +364,25 @@ export function accessTokenFromOwnedHash(
       );
     }
   } else {
-    const present = TOKEN_KEYS.filter((k) => fresh[k] !== undefined && fresh[k] !== null);
-    key = present[0];
-    if (present.length > 1 && !config.silenceExtraTokensWarning) {
+    let present: string[] | undefined;
+    for (const k of TOKEN_KEYS) {
+      if (fresh[k] === undefined || fresh[k] === null) continue;
+      if (key === undefined) key = k;
+      else (present ??= [key]).push(k);
+    }
+    if (present && !config.silenceExtraTokensWarning) {
       client.logger.warn(
         `AccessToken.fromHash: the hash holds more than one token field (${present.join(", ")}); ` +
           `using "${key}"`,
       );
     }
-    if (present.length === 0 && !config.silenceNoTokensWarning) {
+    if (key === undefined && !config.silenceNoTokensWarning) {
       client.logger.warn("AccessToken.fromHash: the hash holds no token field");
     }
   }
   const token = key === undefined ? "" : fresh[key];
-  if (key !== undefined) delete fresh[key];
+  // The constructor copies every other field into params; it skips the token's.
+  if (key !== undefined) (fresh as Record<symbol, unknown>)[SKIP_KEY] = key;
   return new AccessToken(
     client,
     token === undefined || token === null ? "" : String(token),

@@ -102,10 +102,8 @@ interface TimeoutSignal {
  * alive nor needs clearing, and costs half of a setTimeout/clearTimeout pair
  * per request); a cleared setTimeout elsewhere.
  */
-function timeoutSignalFor(ms: number): TimeoutSignal {
-  if (typeof AbortSignal.timeout === "function") {
-    return { signal: AbortSignal.timeout(ms), cancel() {} };
-  }
+function timeoutSignalFor(ms: number): AbortSignal | TimeoutSignal {
+  if (typeof AbortSignal.timeout === "function") return AbortSignal.timeout(ms);
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new DOMException("The operation timed out", "TimeoutError")),
@@ -234,9 +232,8 @@ export class Connection implements ConnectionBuilder {
   ): Promise<{ response: globalThis.Response; body: string }> {
     const ms = this.timeout;
     const timeoutSignal = ms ? timeoutSignalFor(ms) : undefined;
-    const combined = timeoutSignal && signal
-      ? anySignal([signal, timeoutSignal.signal])
-      : timeoutSignal?.signal ?? signal;
+    const timeout = timeoutSignal instanceof AbortSignal ? timeoutSignal : timeoutSignal?.signal;
+    const combined = timeout && signal ? anySignal([signal, timeout]) : timeout ?? signal;
     const method = init.method ?? "GET";
     try {
       if (signal?.aborted) throw signal.reason;
@@ -244,7 +241,7 @@ export class Connection implements ConnectionBuilder {
       const body = await response.text();
       return { response, body };
     } catch (cause) {
-      if (timeoutSignal?.signal.aborted && !signal?.aborted) {
+      if (timeout?.aborted && !signal?.aborted) {
         throw new ConnectionError(
           "timeout",
           method,
@@ -266,7 +263,7 @@ export class Connection implements ConnectionBuilder {
         secrets,
       );
     } finally {
-      timeoutSignal?.cancel();
+      if (timeoutSignal && !(timeoutSignal instanceof AbortSignal)) timeoutSignal.cancel();
     }
   }
 

@@ -133,9 +133,9 @@ export async function tokenRequest(
   if (params.signal) options.signal = params.signal as AbortSignal;
   if (method === "get" || method === "post_with_query_string") {
     options.params = form as RequestOptions["params"];
-    return await send(method === "get" ? "get" : "post", endpoint, options);
+    return send(method === "get" ? "get" : "post", endpoint, options);
   }
   if (!("content-type" in headers)) headers["content-type"] = "application/x-www-form-urlencoded";
   options.body = form;
-  return await send("post", endpoint, options);
+  return send("post", endpoint, options);
 }

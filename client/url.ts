@@ -52,11 +52,18 @@ export function withQuery(url: URL, params: Record<string, unknown> | undefined)
 
 /** `application/x-www-form-urlencoded` serialization, as URLSearchParams writes it. */
 export function formEncodeValue(value: string): string {
-  return encodeURIComponent(value).replace(/%20/g, "+").replace(
-    /[!'()~]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
+  if (SAFE_FORM.test(value)) return value;
+  let out = encodeURIComponent(value);
+  if (out.includes("%20")) out = out.replaceAll("%20", "+");
+  if (NEEDS_EXTRA.test(out)) {
+    out = out.replace(NEEDS_EXTRA_G, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  }
+  return out;
 }
+
+const SAFE_FORM = /^[A-Za-z0-9*\-._]*$/;
+const NEEDS_EXTRA = /[!'()~]/;
+const NEEDS_EXTRA_G = /[!'()~]/g;
 
 /** A form body from a record (arrays repeat the key; null and undefined are skipped). */
 export function formBody(params: Record<string, unknown>): string {
