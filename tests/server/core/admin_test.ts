@@ -201,6 +201,13 @@ Deno.test("admin endpoints refuse non-admins and name bad input", async () => {
     assert.match(String(r.body.msg), /user_metadata/);
     r = await admin(srv, "POST", "/admin/users", {});
     assert.equal(r.status, 422);
+    const del = await srv.fetch(`/admin/users/${crypto.randomUUID()}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${await srv.serviceRoleToken()}` },
+      body: "{oops",
+    });
+    assert.equal(del.status, 400);
+    assert.equal((await del.json()).error_code, "bad_json");
     r = await admin(srv, "POST", "/admin/users", { email: email(), id: "nope" });
     assert.match(String(r.body.msg), /id must be a UUID/);
     r = await admin(srv, "POST", "/admin/users", { phone: "12" + "3".repeat(20) });

@@ -181,6 +181,11 @@ Deno.test("signup refusals: disabled sign-ups, disabled providers, weak password
     });
     assert.equal(me.status, 200);
     assert.equal(me.body.is_anonymous, true);
+    const pw = await call(strict, "PUT", "/user", { password: "longenough1:" }, {
+      authorization: `Bearer ${anon.body.access_token}`,
+    });
+    assert.equal(pw.status, 422);
+    assert.match(String(pw.body.msg), /anonymous/);
   } finally {
     await off.close();
     await noEmail.close();
