@@ -185,3 +185,36 @@ Deno.test("/settings shows each provider's enabled flag", async () => {
     await env.close();
   }
 });
+
+Deno.test("unlinking the identity the address came from moves the address to a remaining one", async () => {
+  const env = await serverWithFakes(["github", "google"]);
+  try {
+    const auth = client(env.srv.url, "implicit");
+    env.fakes.github.user = defaultUser();
+    const gh = await land(
+      env.srv,
+      await env.fakes.github.approve(await toProvider(`${env.srv.url}/authorize?provider=github`)),
+    );
+    await auth.setSession({
+      access_token: gh.hash.get("access_token")!,
+      refresh_token: gh.hash.get("refresh_token")!,
+    });
+    env.fakes.google.user = defaultUser();
+    const link = await auth.linkIdentity({
+      provider: "google",
+      options: { skipBrowserRedirect: true },
+    });
+    const linked = await land(env.srv, await env.fakes.google.approve(link.data.url!));
+    assert.equal(linked.hash.get("error"), null, linked.hash.get("error_description") ?? "");
+    const ids = (await auth.getUserIdentities()).data!.identities;
+    const github = ids.find((i) => i.provider === "github")!;
+    assert.equal((await auth.unlinkIdentity(github)).error, null);
+    await auth.refreshSession();
+    const { data } = await auth.getUser();
+    assert.equal(data.user?.email, env.fakes.google.user.email);
+    assert.deepEqual(data.user?.app_metadata.providers, ["google"]);
+    assert.equal(data.user?.app_metadata.provider, "google");
+  } finally {
+    await env.close();
+  }
+});
