@@ -231,7 +231,7 @@ export class Connection implements ConnectionBuilder {
     signal?: AbortSignal,
   ): Promise<{ response: globalThis.Response; body: string }> {
     const ms = this.timeout;
-    const timeoutSignal = ms ? timeoutSignalFor(ms) : undefined;
+    const timeoutSignal = ms ? this.#timeoutSignal(ms) : undefined;
     const timeout = timeoutSignal instanceof AbortSignal ? timeoutSignal : timeoutSignal?.signal;
     const combined = timeout && signal ? anySignal([signal, timeout]) : timeout ?? signal;
     const method = init.method ?? "GET";
@@ -265,6 +265,25 @@ export class Connection implements ConnectionBuilder {
     } finally {
       if (timeoutSignal && !(timeoutSignal instanceof AbortSignal)) timeoutSignal.cancel();
     }
+  }
+
+  #shared?: { signal: AbortSignal; until: number };
+
+  /**
+   * A signal that aborts no sooner than `ms` from now and at most 1 % later.
+   * Requests started within that 1 % share one `AbortSignal.timeout`: a token
+   * request then pays for no timer of its own (the commonest cost the library
+   * added to a fast request), and every request still gets at least its `ms`.
+   */
+  #timeoutSignal(ms: number): AbortSignal | TimeoutSignal {
+    if (typeof AbortSignal.timeout !== "function") return timeoutSignalFor(ms);
+    const now = Date.now();
+    const shared = this.#shared;
+    if (shared && now < shared.until && !shared.signal.aborted) return shared.signal;
+    const slack = Math.max(1, Math.floor(ms / 100));
+    const signal = AbortSignal.timeout(ms + slack);
+    this.#shared = { signal, until: now + slack };
+    return signal;
   }
 
   #dispatch(url: string, init: RequestInit): Promise<globalThis.Response> {

@@ -180,7 +180,8 @@ Deno.test("timeout: a slow provider gives a ConnectionError naming the URL and t
     assert.ok(!e.message.includes(SECRET));
     return true;
   });
-  assert.ok(Date.now() - started < 2000);
+  const elapsed = Date.now() - started;
+  assert.ok(elapsed >= 49 && elapsed < 2000, `timed out after ${elapsed} ms`);
   release();
 });
 
@@ -215,7 +216,10 @@ Deno.test("every request has a finite default timeout of 30 s", async () => {
   } finally {
     AbortSignal.timeout = realTimeout;
   }
-  assert.deepEqual(asked, [1234, 30_000]);
+  // each timeout fires no sooner than asked and at most 1 % later (requests share a timer)
+  assert.equal(asked.length, 2);
+  assert.ok(asked[0] >= 1234 && asked[0] <= 1234 * 1.01 + 1, String(asked[0]));
+  assert.ok(asked[1] >= 30_000 && asked[1] <= 30_300, String(asked[1]));
   assert.ok(seen instanceof AbortSignal, "the adapter's request carries the timeout signal");
 });
 
