@@ -203,7 +203,7 @@ export class Connection implements ConnectionBuilder {
         }
         if (o.caCerts) opts.caCerts = o.caCerts;
         this.#httpClient = deno.createHttpClient(opts);
-      } else {
+      } else if (!this.#fetch) {
         this.#logger.warn(
           "oauth2: connectionOpts.proxy/cert/key/caCerts need Deno.createHttpClient; " +
             "in this runtime pass connectionOpts.fetch that proxies or presents the certificate",
@@ -214,8 +214,9 @@ export class Connection implements ConnectionBuilder {
   }
 
   /**
-   * Builds the `Request` (with the timeout's signal), sends it through the
-   * middleware and the adapter, reads the body, and enforces the timeout.
+   * Sends a request through the middleware and the adapter (a `Request` is
+   * built only when one of them needs it), reads the body, and enforces the
+   * timeout.
    *
    * @param url the request URL
    * @param init method, headers, body, redirect mode
