@@ -66,10 +66,10 @@ async function main(): Promise<number> {
   );
   await ensureWrk();
 
-  // 1. bcrypt on one core, while nothing else of ours runs.
-  const bcrypt: BcryptTiming = await measureBcryptVerify(QUICK ? 5 : 15);
-  const bcryptCeiling = Math.round((machine.cores * 1000 / bcrypt.medianMs) * 10) / 10;
-  log(`bcrypt cost 10 verify: ${bcrypt.medianMs} ms median (ceiling ${bcryptCeiling} verifies/s)`);
+  // 1. bcrypt on one core, while nothing else of ours runs (again at the end: the faster
+  //    of the two medians sets the ceiling, so a disturbed sample cannot lower the bar).
+  const bcryptStart: BcryptTiming = await measureBcryptVerify(QUICK ? 5 : 15);
+  log(`bcrypt cost 10 verify: ${bcryptStart.medianMs} ms median`);
 
   const sql = postgres(DB_URL, { max: 2, onnotice: () => {} });
   const [{ version: postgresServer }] = await sql.unsafe(`SHOW server_version`).then((r) =>
@@ -234,6 +234,13 @@ async function main(): Promise<number> {
     await sql.end({ timeout: 5 });
   }
 
+  const bcryptEnd: BcryptTiming = await measureBcryptVerify(QUICK ? 5 : 15);
+  const bcrypt = bcryptEnd.medianMs < bcryptStart.medianMs ? bcryptEnd : bcryptStart;
+  const bcryptCeiling = Math.round((machine.cores * 1000 / bcrypt.medianMs) * 10) / 10;
+  log(
+    `bcrypt cost 10 verify again: ${bcryptEnd.medianMs} ms median; ceiling ${machine.cores} cores / ${bcrypt.medianMs} ms = ${bcryptCeiling} verifies/s`,
+  );
+
   // 6. Ratios and targets.
   const q = results.baseline_one_query?.rps ?? 0;
   const targets = {
@@ -276,7 +283,7 @@ async function main(): Promise<number> {
       loadGenerator: "wrk (Debian), 1 thread",
       database: DB_URL.replace(/\/\/[^@]*@/, "//***@"),
     },
-    bcrypt: { ...bcrypt, ceilingPerSec: bcryptCeiling },
+    bcrypt: { start: bcryptStart, end: bcryptEnd, ceilingPerSec: bcryptCeiling },
     results,
     ratios,
     targets,
