@@ -6,10 +6,13 @@ export interface Baseline {
   stop(): Promise<void>;
 }
 
-/** Spawns `deno run -A bench/baseline_server.ts <args>`. */
-export async function startBaseline(args: string[]): Promise<Baseline> {
+/** Spawns `deno run -A bench/<script> <args>` (default script: baseline_server.ts). */
+export async function startBaseline(
+  args: string[],
+  script = "./baseline_server.ts",
+): Promise<Baseline> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("./baseline_server.ts", import.meta.url).pathname, ...args],
+    args: ["run", "-A", new URL(script, import.meta.url).pathname, ...args],
     stdin: "null",
     stdout: "piped",
     stderr: "inherit",

@@ -7,7 +7,8 @@
  *   deno task bench --quick     # 3-second runs, to check the harness
  *   deno task bench --profile   # the server runs with --cpu-prof (profile in bench/results/prof/)
  *   deno task bench --only=get_user,mixed   # just those runs (baseline_bare, baseline_one_query,
- *       # baseline_four_queries, get_user, refresh_token, password, signup, mixed, client)
+ *       # baseline_four_queries, get_user, get_user_one_query, refresh_token, password, signup,
+ *       # mixed, client)
  *
  * See bench/README.md for what each figure means and the recorded numbers.
  */
@@ -17,6 +18,7 @@ import { type BcryptTiming, measureBcryptVerify } from "./bcrypt.ts";
 import { startBaseline } from "./baselines.ts";
 import {
   postgresUrl,
+  PROCESS_JWT_SECRET,
   randomNamespace,
   startServerProcess,
 } from "../tests/helpers/bench_process.ts";
@@ -148,6 +150,24 @@ async function main(): Promise<number> {
           durationSec: DURATION,
         })
         : null;
+      if (fx.accessToken && wanted("get_user_one_query")) {
+        const b = await startBaseline(
+          [DB_URL, `${ns}_`, PROCESS_JWT_SECRET],
+          "./get_user_one_query.ts",
+        );
+        try {
+          results.get_user_one_query = await measure({
+            name: "get_user_one_query",
+            url: `${b.url}/user`,
+            script: "getWithToken",
+            args: [fx.accessToken, "0"],
+            connections: CONNECTIONS,
+            durationSec: DURATION,
+          });
+        } finally {
+          await b.stop();
+        }
+      }
       // No warm-up: it would use up the pool's tokens before the measured run starts
       // (the JIT is warm from get_user and the fixtures).
       results.refresh_token = fx.refreshTokens.length >= CONNECTIONS && wanted("refresh_token")
@@ -255,6 +275,7 @@ async function main(): Promise<number> {
   const ratios = {
     get_user_vs_one_query: targets.get_user_vs_one_query.value,
     get_user_vs_bare: ratio(results.get_user?.rps ?? 0, results.baseline_bare?.rps ?? 0),
+    get_user_one_query_vs_one_query: ratio(results.get_user_one_query?.rps ?? 0, q),
     get_user_vs_four_queries: ratio(
       results.get_user?.rps ?? 0,
       results.baseline_four_queries?.rps ?? 0,
