@@ -8,8 +8,9 @@
  *   await sendActionMail(s, user, "recovery", { redirectTo, flowStateId });
  *   const link = await generateActionLink(s, user, "magiclink", { redirectTo }); // no mail
  *
- * The limits are checked before the token is issued, so a refused request
- * (429) leaves the link of the previous mail working.
+ * The token is issued only once the send limits granted the mail, so a
+ * refused request (429) leaves the link of the previous mail working, also
+ * when concurrent requests race for the same slot.
  */
 import type { MailKind } from "../config.ts";
 import type { TokenType } from "../auth/otp.ts";
@@ -187,28 +188,26 @@ export async function sendActionMail(
 ): Promise<UserRow> {
   const spec = SPECS[action];
   const to = recipientOf(user, action);
-  const interval = spec.interval(s);
-  await s.sendLimits.check({
-    channel: "email",
-    recipient: to,
-    kind: spec.mail,
-    intervalSec: interval,
-  });
-  const link = await generateActionLink(s, user, action, opts);
-  const vars: TemplateVars = {
-    ConfirmationURL: link.actionLink,
-    Token: link.emailOtp,
-    TokenHash: link.hashedToken,
-    SiteURL: s.config.siteUrl,
-    Email: user.email ?? "",
-    NewEmail: user.email_change ?? "",
-    RedirectTo: link.redirectTo,
-    Data: user.raw_user_meta_data ?? {},
+  let issued = false;
+  const vars = async (): Promise<TemplateVars> => {
+    const link = await generateActionLink(s, user, action, opts);
+    issued = true;
+    return {
+      ConfirmationURL: link.actionLink,
+      Token: link.emailOtp,
+      TokenHash: link.hashedToken,
+      SiteURL: s.config.siteUrl,
+      Email: user.email ?? "",
+      NewEmail: user.email_change ?? "",
+      RedirectTo: link.redirectTo,
+      Data: user.raw_user_meta_data ?? {},
+    };
   };
   try {
-    await s.mailer.send({ kind: spec.mail, to, vars, intervalSec: interval });
+    await s.mailer.send({ kind: spec.mail, to, vars, intervalSec: spec.interval(s) });
   } catch (e) {
-    await s.otp.revoke(user.id, [action]).catch(() => {});
+    // The token of a mail that did not go out is of no use to anyone.
+    if (issued) await s.otp.revoke(user.id, [action]).catch(() => {});
     throw e;
   }
   return await s.users.update(user.id, { [spec.sentAt]: s.clock.now() }) ?? user;

@@ -34,7 +34,11 @@ export type { TemplateVars };
 export interface MailRequest {
   kind: MailKind;
   to: string;
-  vars: TemplateVars;
+  /**
+   * The variables, or a function making them (issuing a token), called only
+   * once the send limits granted the slot, so a refused mail issues nothing.
+   */
+  vars: TemplateVars | (() => Promise<TemplateVars>);
   /** Seconds between two mails of this kind to this address (0: none). */
   intervalSec?: number;
 }
@@ -143,11 +147,12 @@ export class Mailer {
    * `email_send_failed` when the mail server refuses or cannot be reached.
    */
   async send(req: MailRequest): Promise<void> {
-    const mail = await this.render(req.kind, req.vars);
     const to = req.to.toLowerCase();
     await this.limits.send(
       { channel: "email", recipient: to, kind: req.kind, intervalSec: req.intervalSec ?? 0 },
       async () => {
+        const vars = typeof req.vars === "function" ? await req.vars() : req.vars;
+        const mail = await this.render(req.kind, vars);
         if (!this.#transport) {
           this.log.info("mail not sent (SMTP_HOST unset)", {
             kind: req.kind,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createApp } from "../../../server/app.ts";
-import { call, withEmail } from "./helpers.ts";
+import { call, fragment, openLink, withEmail } from "./helpers.ts";
 
 Deno.test("limits hold across server processes sharing the database", async () => {
   await withEmail({ AUTHSVC_RATE_LIMIT_EMAIL_SENT: "2" }, async ({ srv, smtp }) => {
@@ -71,5 +71,27 @@ Deno.test("verify: a sign-up confirmed by POST needs a password when the user ha
       password: "chosen-pw",
     });
     assert.equal(login.status, 200);
+  });
+});
+
+Deno.test("limits: concurrent requests for one address send exactly one mail", async () => {
+  await withEmail({}, async ({ srv, smtp }) => {
+    const admin = await srv.serviceRoleToken();
+    await call(srv, "POST", "/admin/users", {
+      email: "race@example.com",
+      password: "pw-123456",
+      email_confirm: true,
+    }, admin);
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => call(srv, "POST", "/recover", { email: "race@example.com" })),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 429, 429, 429, 429]);
+    const mail = await smtp.waitForMail("race@example.com");
+    await smtp.expectNoMail("race@example.com");
+    assert.equal(smtp.count("race@example.com"), 1);
+    // the one mail that went out carries a working link (the refused requests issued nothing)
+    const link = await openLink(mail.link.replace("http://localhost:8081", srv.url));
+    assert.equal(fragment(link.location!).type, "recovery");
   });
 });
