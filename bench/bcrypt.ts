@@ -41,3 +41,34 @@ export async function measureBcryptVerify(samples = 15, cost = 10): Promise<Bcry
     maxMs: r(times[times.length - 1]),
   };
 }
+
+/**
+ * Verifications per second with `workers` workers verifying at once for `ms`:
+ * what the machine actually delivers in parallel at the moment (shared cores
+ * included), beside the ideal cores / single-core time.
+ */
+export async function measureBcryptParallel(workers: number, ms = 3000): Promise<number> {
+  const password = "correct horse battery staple";
+  const hash = await bcrypt({
+    password,
+    salt: crypto.getRandomValues(new Uint8Array(16)),
+    costFactor: 10,
+    outputType: "encoded",
+  });
+  const rates = await Promise.all(
+    Array.from({ length: workers }, () =>
+      new Promise<number>((resolve, reject) => {
+        const w = new Worker(new URL("./bcrypt_worker.ts", import.meta.url), { type: "module" });
+        w.onmessage = (ev: MessageEvent<number>) => {
+          w.terminate();
+          resolve(ev.data);
+        };
+        w.onerror = (e) => {
+          w.terminate();
+          reject(e);
+        };
+        w.postMessage({ password, hash, ms });
+      })),
+  );
+  return Math.round(rates.reduce((a, b) => a + b, 0) * 10) / 10;
+}
