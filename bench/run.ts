@@ -8,7 +8,7 @@
  *   deno task bench --profile   # the server runs with --cpu-prof (profile in bench/results/prof/)
  *   deno task bench --only=get_user,mixed   # just those runs (baseline_bare, baseline_one_query,
  *       # baseline_four_queries, get_user, get_user_one_query, refresh_token, password, signup,
- *       # mixed, client)
+ *       # mixed, mixed_one_query, client)
  *
  * See bench/README.md for what each figure means and the recorded numbers.
  */
@@ -57,7 +57,7 @@ async function measure(opts: Parameters<typeof runWrk>[0], warm = true): Promise
   return r;
 }
 
-const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1000) / 1000 : null);
+const ratio = (a: number, b: number) => (a > 0 && b > 0 ? Math.round((a / b) * 1000) / 1000 : null);
 
 async function main(): Promise<number> {
   const machine = await machineInfo();
@@ -205,11 +205,13 @@ async function main(): Promise<number> {
         })
         : null;
 
-      // 4. GET /user latency while the password grant saturates the CPUs.
-      if (fx.accessToken && fx.emails.length && wanted("mixed")) {
+      // 4. GET /user latency while the password grant saturates the CPUs; then the same
+      //    with the one-query version of GET /user (a separate process: the contention is
+      //    for the machine's cores, so it shows what fewer round trips do to the tail).
+      const mixed = async (name: string, userUrl: string) => {
         const [pw, user] = await Promise.all([
           runWrk({
-            name: "mixed_password_grant",
+            name: `${name}_password_grant`,
             url: `${srv.url}/`,
             script: "password",
             args: [usersFile, fx.password, "0"],
@@ -220,8 +222,8 @@ async function main(): Promise<number> {
           (async () => {
             await new Promise((r) => setTimeout(r, 1000)); // let bcrypt saturate first
             return await runWrk({
-              name: "mixed_get_user",
-              url: `${srv.url}/user`,
+              name: `${name}_get_user`,
+              url: userUrl,
               script: "getWithToken",
               args: [fx.accessToken!, String(MIXED_USER_DELAY_MS)],
               connections: MIXED_USER_CONNECTIONS,
@@ -229,11 +231,25 @@ async function main(): Promise<number> {
             });
           })(),
         ]);
-        results.mixed_password_grant = pw;
-        results.mixed_get_user = user;
+        results[`${name}_password_grant`] = pw;
+        results[`${name}_get_user`] = user;
         log(
-          `mixed: password ${pw.rps} req/s; GET /user ${user.rps} req/s p50 ${user.p50Ms} ms p99 ${user.p99Ms} ms`,
+          `${name}: password ${pw.rps} req/s; GET /user ${user.rps} req/s p50 ${user.p50Ms} ms p99 ${user.p99Ms} ms`,
         );
+      };
+      if (fx.accessToken && fx.emails.length && wanted("mixed")) {
+        await mixed("mixed", `${srv.url}/user`);
+      }
+      if (fx.accessToken && fx.emails.length && wanted("mixed_one_query")) {
+        const b = await startBaseline(
+          [DB_URL, `${ns}_`, PROCESS_JWT_SECRET],
+          "./get_user_one_query.ts",
+        );
+        try {
+          await mixed("mixed_one_query", `${b.url}/user`);
+        } finally {
+          await b.stop();
+        }
       }
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     } finally {
