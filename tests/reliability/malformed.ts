@@ -259,8 +259,36 @@ export function bodyRequests(maxBodyBytes: number): BadRequest[] {
   add("missing fields", json({}), false);
   for (const v of WRONG_TYPES) add(`wrong type ${JSON.stringify(v)}`, json(allFields(v)), false);
   for (const s of HOSTILE_STRINGS) add(`hostile ${JSON.stringify(s)}`, json(allFields(s)), false);
+  // One field of the wrong type in an otherwise plausible body, so checks after the first
+  // field are reached too.
+  for (const field of Object.keys(PLAUSIBLE)) {
+    for (const v of [123, [], {}]) {
+      add(
+        `${field} as ${JSON.stringify(v)} in a plausible body`,
+        json({ ...PLAUSIBLE, email: `plausible-${crypto.randomUUID()}@example.com`, [field]: v }),
+        false,
+      );
+    }
+  }
   return out;
 }
+
+/** A body that most endpoints would take as well-formed. */
+const PLAUSIBLE: Record<string, unknown> = {
+  email: "plausible@example.com",
+  password: "Plausible-pw-123",
+  type: "signup",
+  token: "123456",
+  refresh_token: "not-a-real-refresh-token",
+  data: { name: "x" },
+  redirect_to: "http://localhost:3000/welcome",
+  code: "123456",
+  factor_type: "totp",
+  friendly_name: "phone",
+  challenge_id: "00000000-0000-4000-8000-000000000000",
+  user_metadata: { a: 1 },
+  app_metadata: { b: 2 },
+};
 
 /** Hostile query strings (for every route). */
 export function queryRequests(): BadRequest[] {
