@@ -108,7 +108,6 @@ async function main(args: string[]): Promise<number> {
   }
 
   const server = await createApp(config, { log });
-  if (!config.smtp.host) log.info("SMTP_HOST is not set: mails are logged instead of sent");
   const inflight = new Set<Promise<unknown>>();
   const httpServer = Deno.serve({
     hostname: config.api.host,
