@@ -18,10 +18,17 @@ import postgres from "postgres";
 
 const [mode, url, table] = Deno.args;
 
-function listen(handler: (req: Request) => Response | Promise<Response>): void {
+function listen(
+  handler: (req: Request) => Response | Promise<Response>,
+  onStop: () => Promise<unknown> = () => Promise.resolve(),
+): void {
   const ac = new AbortController();
-  Deno.addSignalListener("SIGTERM", () => ac.abort());
-  Deno.serve({
+  // Stop accepting, let requests in flight finish, then close the pool (no query cut off).
+  Deno.addSignalListener("SIGTERM", () => {
+    ac.abort();
+    server.finished.then(onStop);
+  });
+  const server = Deno.serve({
     hostname: "127.0.0.1",
     port: 0,
     signal: ac.signal,
@@ -42,7 +49,6 @@ if (mode === "bare") {
   if (!ids.length) throw new Error(`${table} is empty`);
   const text = `SELECT id, email, created_at FROM ${table} WHERE id = $1`;
   let i = 0;
-  Deno.addSignalListener("SIGTERM", () => sql.end({ timeout: 1 }));
   listen(async () => {
     const id = ids[i++ % ids.length];
     let rows = await sql.unsafe(text, [id], { prepare: true });
@@ -50,7 +56,7 @@ if (mode === "bare") {
       for (let k = 0; k < 3; k++) rows = await sql.unsafe(text, [id], { prepare: true });
     }
     return Response.json(rows[0]);
-  });
+  }, () => sql.end({ timeout: 5 }));
 } else {
   console.error("usage: baseline_server.ts bare | query | query4 <postgres-url> <table>");
   Deno.exit(2);

@@ -35,11 +35,12 @@ const text = `SELECT row_to_json(u) AS "user",
   FROM ${prefix}users u WHERE u.id = $1 AND u.deleted_at IS NULL`;
 
 const ac = new AbortController();
+// Stop accepting, let requests in flight finish, then close the pool (no query cut off).
 Deno.addSignalListener("SIGTERM", () => {
   ac.abort();
-  sql.end({ timeout: 1 });
+  server.finished.then(() => sql.end({ timeout: 5 }));
 });
-Deno.serve({
+const server = Deno.serve({
   hostname: "127.0.0.1",
   port: 0,
   signal: ac.signal,

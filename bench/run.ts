@@ -4,7 +4,7 @@
  *
  *   deno task bench             # full run (about 3 minutes), writes bench/results/latest.json
  *   deno task bench --record    # also writes bench/results/<date>.json (commit that one)
- *   deno task bench --quick     # 3-second runs, to check the harness
+ *   deno task bench --quick     # 3-second runs, to check the harness (--duration=N: N seconds)
  *   deno task bench --profile   # the server runs with --cpu-prof (profile in bench/results/prof/)
  *   deno task bench --only=get_user,mixed   # just those runs (baseline_bare, baseline_one_query,
  *       # baseline_four_queries, get_user, get_user_one_query, refresh_token, password, signup,
@@ -32,7 +32,9 @@ const ONLY = new Set(
 );
 const wanted = (name: string) => ONLY.size === 0 || ONLY.has(name);
 const QUICK = flags.has("--quick");
-const DURATION = QUICK ? 3 : 10;
+const DURATION = Number(
+  Deno.args.find((a) => a.startsWith("--duration="))?.slice(11) ?? (QUICK ? 3 : 10),
+);
 const WARMUP = QUICK ? 1 : 2;
 const CONNECTIONS = 32;
 const PASSWORD_CONNECTIONS = 8;
