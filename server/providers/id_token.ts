@@ -74,7 +74,7 @@ export async function verifyIdToken(
   if (typeof want.rules.issuer === "function" && !want.rules.issuer(String(payload.iss), payload)) {
     throw new ProviderError(`ID token rejected: unexpected issuer "${payload.iss}"`);
   }
-  if (payload.nonce !== want.nonce) {
+  if (want.rules.nonce !== false && payload.nonce !== want.nonce) {
     throw new ProviderError("ID token rejected: nonce does not match the authorization request");
   }
   if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== want.audience) {

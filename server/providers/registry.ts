@@ -118,7 +118,9 @@ export class ExternalProvider {
     Object.assign(params, this.spec.authorizeParams, {
       state: opts.state,
       ...(scopes.length ? { scope: scopes.join(" ") } : {}),
-      ...(this.endpoints.idToken ? { nonce: opts.nonce } : {}),
+      ...(this.endpoints.idToken && this.endpoints.idToken.nonce !== false
+        ? { nonce: opts.nonce }
+        : {}),
       ...(opts.codeChallenge
         ? { code_challenge: opts.codeChallenge, code_challenge_method: "S256" }
         : {}),

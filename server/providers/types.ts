@@ -41,6 +41,11 @@ export interface IdTokenRules {
   jwksUri: string;
   /** The expected `iss`; a function where it depends on the token (azure tenants). */
   issuer: string | ((iss: string, claims: Record<string, unknown>) => boolean);
+  /**
+   * False for a provider that ignores the OpenID `nonce` (LinkedIn puts none
+   * in its ID tokens): none is sent and none is required. Default true.
+   */
+  nonce?: boolean;
 }
 
 /** The endpoints of one provider after the base-URL override. */

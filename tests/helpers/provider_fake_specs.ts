@@ -55,7 +55,8 @@ export interface FakeSpec {
   /** Extra checks of the authorization request; returns a problem or undefined. */
   authorizeCheck?: (q: URLSearchParams) => string | undefined;
   formPost?: boolean;
-  oidc?: { issuer: (origin: string) => string; jwks: string };
+  /** `nonce: false`: the provider ignores the nonce parameter and its ID tokens carry none. */
+  oidc?: { issuer: (origin: string) => string; jwks: string; nonce?: false };
   tokenResponse(ctx: Ctx): Promise<Json>;
   /** "GET /path" → handler. */
   routes?: Record<string, Route>;
@@ -399,7 +400,7 @@ export const SPECS: Record<string, FakeSpec> = {
     auth: "body",
     pkce: "none",
     scopes: ["openid", "profile", "email"],
-    oidc: { issuer: (o) => `${o}/oauth`, jwks: "/oauth/openid/jwks" },
+    oidc: { issuer: (o) => `${o}/oauth`, jwks: "/oauth/openid/jwks", nonce: false },
     async tokenResponse(c) {
       const u = c.grant.user;
       const claims: Json = {

@@ -14,7 +14,8 @@
  *
  * OpenID providers (apple, azure, google, linkedin, slack) sign ID tokens with
  * an RSA key published at their JWKS path, with the issuer the server expects
- * for that base, the client id as audience and the nonce of the request.
+ * for that base, the client id as audience and the nonce of the request
+ * (LinkedIn's carry none: it ignores the parameter).
  * @module
  */
 import { jose } from "../../deps.ts";
@@ -128,7 +129,9 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
     }
     if (spec.pkce === "required" && !challenge) return fail("authorize: PKCE is required");
     if (spec.pkce === "none" && challenge) return fail("authorize: this provider does not do PKCE");
-    if (spec.oidc && !q.get("nonce")) return fail("authorize: nonce missing");
+    if (spec.oidc && spec.oidc.nonce !== false && !q.get("nonce")) {
+      return fail("authorize: nonce missing");
+    }
     const problem = spec.authorizeCheck?.(q);
     if (problem) return fail(`authorize: ${problem}`);
     if (q.get("__deny") === "1") {
@@ -142,7 +145,7 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
     codes.set(code, {
       redirectUri,
       challenge,
-      nonce: q.get("nonce") ?? undefined,
+      nonce: spec.oidc?.nonce === false ? undefined : q.get("nonce") ?? undefined,
       scope,
       user: structuredClone(fake.user),
     });
@@ -216,7 +219,7 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
       accessToken,
       idToken: (claims) => {
         const now = Math.floor(Date.now() / 1000);
-        return new jose.SignJWT({ ...claims, nonce: grant.nonce })
+        return new jose.SignJWT({ ...claims, ...(grant.nonce ? { nonce: grant.nonce } : {}) })
           .setProtectedHeader({ alg: "RS256", kid })
           .setIssuer(spec.oidc!.issuer(origin))
           .setAudience(clientId)

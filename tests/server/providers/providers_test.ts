@@ -42,6 +42,9 @@ const REFRESHING = new Set([
   "twitter",
 ]);
 
+/** OpenID providers whose ID tokens carry the nonce of the request. */
+const NONCE = new Set(["apple", "azure", "google", "slack"]);
+
 const APPLE_NAME = { name: { firstName: "Ada", lastName: "Lovelace" }, email: "x@y.z" };
 
 Deno.test("every provider signs a new user in end to end and finds them again", async (t) => {
@@ -68,6 +71,8 @@ Deno.test("every provider signs a new user in end to end and finds them again", 
         assert.equal(to.searchParams.get("response_type"), "code");
         const scope = (to.searchParams.get("scope") ?? "").split(" ");
         for (const s of DEFAULT_SCOPES[name]) assert.ok(scope.includes(s), `${s} in ${scope}`);
+        // The OpenID nonce goes to the providers that put it in their ID tokens (not LinkedIn).
+        assert.equal(to.searchParams.has("nonce"), NONCE.has(name), "nonce");
 
         const landing = await signIn(env.srv, fake, {
           query: { redirect_to: "http://localhost:3000/welcome" },

@@ -252,6 +252,7 @@ Deno.test("ID tokens: signature, issuer, audience, expiry, nonce and at_hash are
     assert.equal(good.sub, "u1");
     const bad: [string, Record<string, unknown>, typeof privateKey?][] = [
       ["nonce", { nonce: "other" }],
+      ["nonce missing", { nonce: undefined }],
       ["aud", { aud: "someone-else" }],
       ["iss", { iss: "https://evil.example" }],
       ["expired", { exp: now - 3600 }],
@@ -262,6 +263,10 @@ Deno.test("ID tokens: signature, issuer, audience, expiry, nonce and at_hash are
       await assert.rejects(verifyIdToken(await sign(claims, key), want), ProviderError, what);
     }
     await assert.rejects(verifyIdToken("not.a.jwt", want), ProviderError);
+    // A provider that ignores the nonce (LinkedIn): none is required.
+    const noNonce = { ...want, rules: { ...rules, nonce: false } };
+    assert.equal((await verifyIdToken(await sign({ nonce: undefined }), noNonce)).sub, "u1");
+    await assert.rejects(verifyIdToken(await sign({ aud: "x" }), noNonce), ProviderError);
   } finally {
     ac.abort();
     await server.finished;
