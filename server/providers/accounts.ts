@@ -210,7 +210,16 @@ export async function signInUser(
       }
       let email = candidate?.email.toLowerCase() ?? null;
       if (email && !candidate?.verified && await s.users.findByEmail(email, tx)) {
-        email = null; // an unverified address that someone already has stays theirs
+        // An unverified address that someone already has stays theirs. No user is made
+        // without it either: one without an address could never sign in.
+        if (!opts.emailOptional) {
+          throw new ApiError(
+            422,
+            "provider_email_needs_verification",
+            `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`,
+          );
+        }
+        email = null;
       }
       const confirmed = !!email && (candidate!.verified || s.config.mailer.autoconfirm);
       const now = s.clock.now();

@@ -208,6 +208,10 @@ Deno.test("MAILER_AUTOCONFIRM lets an unverified address sign up, never link to 
       [fake.user.email],
     );
     assert.equal(rows[0].n, 1, "the taken, unverified address stays with its owner");
+    const all = await env.srv.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${env.srv.db.t("users")}`,
+    );
+    assert.equal(all[0].n, 1, "no user without an address, who could never sign in, was made");
   } finally {
     await env.close();
   }
