@@ -65,6 +65,8 @@ export interface ProviderFake {
   deny(authorizeUrl: string): Promise<CallbackRequest>;
   /** Makes the token endpoint refuse the next code. */
   failNextToken(): void;
+  /** From now on, the user-info endpoints refuse every token with 401. */
+  refuseTokens(): void;
   close(): Promise<void>;
 }
 
@@ -100,6 +102,8 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
   const tokens = new Map<string, IssuedToken>();
   const state: FakeState = { spec, problems, clientId, secret };
   let failNext = false;
+  /** User-info endpoints refuse every token (refuseTokens). */
+  let refusing = false;
   const { privateKey, publicKey } = await jose.generateKeyPair("RS256", { extractable: true });
   const kid = `k-${rnd().slice(0, 6)}`;
   const jwk = { ...(await jose.exportJWK(publicKey)), kid, alg: "RS256", use: "sig" };
@@ -240,7 +244,7 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
     const route = spec.routes?.[`${req.method} ${url.pathname}`];
     if (!route) return fail(`no route ${req.method} ${url.pathname}`, 404);
     const m = /^Bearer (.+)$/i.exec(req.headers.get("authorization") ?? "");
-    const who = m ? tokens.get(m[1]) : undefined;
+    const who = m && !refusing ? tokens.get(m[1]) : undefined;
     if (!who) return fail(`${url.pathname}: bearer token missing or unknown`, 401);
     if (name === "facebook") {
       const proof = await hmacHex(secret, m![1]);
@@ -318,6 +322,9 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
     deny: (authorizeUrl) => follow(authorizeUrl, true),
     failNextToken() {
       failNext = true;
+    },
+    refuseTokens() {
+      refusing = true;
     },
     async close() {
       ac.abort();

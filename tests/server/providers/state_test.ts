@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { jose } from "../../../deps.ts";
+import { createApp } from "../../../server/app.ts";
 import { OAuthStates, StateError } from "../../../server/auth/oauth_state.ts";
 import { verifyIdToken } from "../../../server/providers/id_token.ts";
 import { ProviderError } from "../../../server/providers/types.ts";
@@ -320,5 +321,66 @@ Deno.test("a state fits X's 500-character limit with every member set", async ()
     assert.ok(sealed.length <= 500, `${sealed.length} characters`);
   } finally {
     await srv.close();
+  }
+});
+
+Deno.test("a state works once across two server processes sharing the database", async () => {
+  const fake = await startProviderFake("github", { user: defaultUser() });
+  const srv = await startTestServer(fake.env(REDIRECT_URI));
+  // A second server on the same database and tables, as another process would be.
+  const other = await createApp(srv.config, { db: srv.db, migrate: false });
+  try {
+    const cb = await fake.approve((await redirectOf(srv, "/authorize?provider=github")).href);
+    const u = new URL(cb.url);
+    const path = `${u.pathname}${u.search}`;
+    // The browser's callback reaches both processes at once (a retry behind a load balancer).
+    const answers = await Promise.all([
+      srv.fetch(path, { redirect: "manual" }),
+      other.fetch(new Request(`http://127.0.0.1${path}`), "127.0.0.2"),
+    ]);
+    const hashes = await Promise.all(answers.map(async (r) => {
+      await r.body?.cancel();
+      assert.equal(r.status, 302);
+      return new URLSearchParams(new URL(r.headers.get("location")!).hash.slice(1));
+    }));
+    const won = hashes.filter((h) => h.get("access_token"));
+    const lost = hashes.filter((h) => h.get("error_code"));
+    assert.equal(won.length, 1, "exactly one callback signs in");
+    assert.equal(lost[0].get("error_code"), "bad_oauth_state");
+    assert.match(lost[0].get("error_description")!, /already been used/);
+    const exchanges = fake.requests.filter((r) => r === "POST /login/oauth/access_token");
+    assert.equal(exchanges.length, 1, "the code went to the provider once");
+  } finally {
+    await other.close();
+    await srv.close();
+    await fake.close();
+  }
+});
+
+Deno.test("a failing user-info call redirects with the error, not a 500", async () => {
+  const env = await serverWithFakes(["discord", "twitch"]);
+  try {
+    // The provider issues a token, then its user endpoint refuses it with 401.
+    for (const name of ["discord", "twitch"]) {
+      const fake = env.fakes[name];
+      fake.user = defaultUser();
+      const to = await redirectOf(env.srv, `/authorize?provider=${name}`);
+      const cb = await fake.approve(to.href);
+      fake.refuseTokens();
+      const l = await land(env.srv, cb);
+      assert.equal(l.status, 302);
+      assert.equal(l.location.origin, SITE);
+      assert.equal(l.hash.get("access_token"), null);
+      assert.equal(l.hash.get("error"), "server_error");
+      assert.equal(l.hash.get("error_code"), "oauth_provider_error");
+      assert.match(l.hash.get("error_description")!, /user info request failed/);
+      assert.ok(!l.hash.get("error_description")!.includes(`at-${name}-`), "no token in it");
+      const n = await env.srv.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${env.srv.db.t("users")}`,
+      );
+      assert.equal(n[0].n, 0, "no user was made");
+    }
+  } finally {
+    await env.close();
   }
 });
