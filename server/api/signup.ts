@@ -8,7 +8,9 @@
  *
  * Duplicates (spec 4, 7): with autoconfirm off a known address answers like a
  * fresh sign-up, with a fabricated user and a random id, so that nobody can
- * learn which addresses have accounts. With autoconfirm on GoTrue answers 422
+ * learn which addresses have accounts: the same members, timestamps that
+ * move like a stored user's, and about the same time to answer (a fresh
+ * sign-up's insert and mail are waited out). With autoconfirm on GoTrue answers 422
  * user_already_exists; a duplicate phone with SMS autoconfirm on is 400 "User
  * already registered" (spec 7.2). Parallel sign-ups of one address make one
  * user: the unique index decides, the loser is treated as a duplicate.
@@ -73,15 +75,44 @@ export function onSignup(s: Services, channel: SignupChannel, hook: SignupHook):
   hooksOf(s)[channel].push(hook);
 }
 
-/** A user answer indistinguishable from a fresh sign-up, for a known address. */
+/**
+ * How long the work after the address lookup takes for a fresh sign-up (the
+ * insert, the confirmation mail), per server and channel, as a moving
+ * average. A duplicate sign-up whose hooks send nothing (the address is
+ * confirmed) waits as long, so that the answer's timing does not tell a known
+ * address from a new one.
+ */
+const freshWork = new WeakMap<Services, Partial<Record<SignupChannel, number>>>();
+
+function recordFreshWork(s: Services, channel: SignupChannel, ms: number): void {
+  const m = freshWork.get(s) ?? {};
+  const prev = m[channel];
+  m[channel] = prev === undefined ? ms : prev * 0.8 + ms * 0.2;
+  freshWork.set(s, m);
+}
+
+/** Waits until a duplicate sign-up has taken as long as a fresh one usually does (at most 5 s). */
+async function padLikeFresh(s: Services, channel: SignupChannel, startedMs: number): Promise<void> {
+  const typical = Math.min(freshWork.get(s)?.[channel] ?? 0, 5000);
+  const wait = typical - (performance.now() - startedMs);
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+}
+
+/**
+ * A user answer indistinguishable from a fresh sign-up, for a known address:
+ * the same members and, like a stored user, created when the lookup ended
+ * (`createdAt`) and updated (confirmation sent) later, once the hooks ran.
+ */
 function fabricatedUser(
   s: Services,
   channel: SignupChannel,
   address: string,
   data: Record<string, unknown>,
   confirmationSent: boolean,
+  createdAt: Date,
 ): Record<string, unknown> {
-  const now = s.clock.now();
+  const later = s.clock.now();
+  const now = later.getTime() > createdAt.getTime() ? later : new Date(createdAt.getTime() + 1);
   const id = crypto.randomUUID();
   const row: UserRow = {
     id,
@@ -107,8 +138,8 @@ function fabricatedUser(
     banned_until: null,
     deleted_at: null,
     is_anonymous: false,
-    created_at: now,
-    updated_at: now,
+    created_at: createdAt,
+    updated_at: confirmationSent ? now : createdAt,
   };
   if (confirmationSent && channel === "phone") row.confirmation_sent_at = now;
   const identity = {
@@ -123,9 +154,9 @@ function fabricatedUser(
       phone_verified: false,
     },
     email: channel === "email" ? address : null,
-    last_sign_in_at: now,
-    created_at: now,
-    updated_at: now,
+    last_sign_in_at: createdAt,
+    created_at: createdAt,
+    updated_at: createdAt,
   };
   return userToJson(row, { identities: [identity] });
 }
@@ -209,6 +240,7 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
       channel === "email" ? s.users.findByEmail(a) : s.users.findByPhone(a);
     let user: UserRow | null = null;
     let existing = await find(address);
+    const lookedUp = performance.now();
     if (!existing) {
       try {
         user = await s.db.transaction((tx) =>
@@ -245,6 +277,7 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
         data,
         autoconfirm,
         redirectTo,
+        lookedUp,
       );
     }
 
@@ -279,7 +312,9 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
       }
       throw e;
     }
-    return c.json(userToJson(user, { identities: await s.users.listIdentities(user.id) }));
+    const answer = userToJson(user, { identities: await s.users.listIdentities(user.id) });
+    recordFreshWork(s, channel, performance.now() - lookedUp);
+    return c.json(answer);
   });
 }
 
@@ -293,7 +328,9 @@ async function duplicateSignup(
   data: Record<string, unknown>,
   autoconfirm: boolean,
   redirectTo: string | undefined,
+  lookedUp: number,
 ): Promise<Response> {
+  const createdAt = s.clock.now();
   await s.audit.record({
     action: "user_repeated_signup",
     actorId: existing.id,
@@ -317,5 +354,6 @@ async function duplicateSignup(
       });
     }
   }
-  return c.json(fabricatedUser(s, channel, address, data, list.length > 0));
+  await padLikeFresh(s, channel, lookedUp);
+  return c.json(fabricatedUser(s, channel, address, data, list.length > 0, createdAt));
 }

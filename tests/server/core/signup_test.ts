@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { postJson, startTestServer } from "../../helpers/server.ts";
-import { call, email, passwordGrant, signUpSession } from "./_util.ts";
+import { SMTPServer } from "../../helpers/deps.ts";
+import { call, email, type Json, passwordGrant, signUpSession } from "./_util.ts";
 import { onSignup } from "../../../server/api/signup.ts";
 
 Deno.test("signup with autoconfirm on answers a session whose user has an email identity", async () => {
@@ -223,5 +224,90 @@ Deno.test("signed-up users can sign in (helper sanity with autoconfirm)", async 
     assert.equal(r.status, 200);
   } finally {
     await srv.close();
+  }
+});
+
+/** An SMTP server that takes `delayMs` to accept each mail, as a remote one does. */
+async function slowSmtp(delayMs: number) {
+  let received = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS", "AUTH"],
+    logger: false,
+    onData(
+      stream: { resume(): void; on(e: string, f: () => void): void },
+      _s: unknown,
+      cb: () => void,
+    ) {
+      stream.resume();
+      stream.on("end", () => setTimeout(() => (received++, cb()), delayMs));
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const port = (server.server.address() as { port: number }).port;
+  return {
+    env: { AUTHSVC_SMTP_HOST: "127.0.0.1", AUTHSVC_SMTP_PORT: String(port) },
+    received: () => received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+Deno.test("a known address's sign-up answers like a fresh one: members, timestamps, time taken", async () => {
+  const smtp = await slowSmtp(300);
+  const srv = await startTestServer({ ...smtp.env, AUTHSVC_SMTP_MAX_FREQUENCY: "0s" });
+  const timed = async (address: string) => {
+    const t0 = performance.now();
+    const r = await postJson(srv, "/signup", { email: address, password: "secret-pw-1" });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return { ms: performance.now() - t0, body: r.body as Json };
+  };
+  /** The shape of a value: member names and types, recursively. */
+  const shape = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(shape)
+      : v && typeof v === "object"
+      ? Object.fromEntries(Object.entries(v).sort().map(([k, x]) => [k, shape(x)]))
+      : typeof v;
+  /** What the timestamps of a sign-up answer tell about how it was made. */
+  const story = (u: Json) => {
+    const at = (k: string) => Date.parse(String(u[k]));
+    const identity = (u.identities as Json[])[0];
+    return {
+      confirmationAfterCreation: at("confirmation_sent_at") > at("created_at"),
+      updatedWithConfirmation: Math.abs(at("updated_at") - at("confirmation_sent_at")) < 50,
+      identityWithUser: identity.created_at === u.created_at &&
+        identity.last_sign_in_at === u.created_at,
+    };
+  };
+  try {
+    const known = email("known");
+    const fresh = await timed(known);
+    const freshAgain = await timed(email("fresh"));
+    const unconfirmed = await timed(known); // its confirmation mail is sent again
+    await srv.db.query(
+      `UPDATE ${srv.db.t("users")} SET email_confirmed_at = now() WHERE email = $1`,
+      [known],
+    );
+    const confirmed = await timed(known); // no mail: the wait stands in for it
+    assert.equal(smtp.received(), 3);
+
+    for (const dup of [unconfirmed, confirmed]) {
+      assert.deepEqual(shape(dup.body), shape(fresh.body));
+      assert.deepEqual(story(dup.body), story(fresh.body));
+      assert.notEqual(dup.body.id, fresh.body.id);
+    }
+    assert.deepEqual(story(fresh.body), {
+      confirmationAfterCreation: true,
+      updatedWithConfirmation: true,
+      identityWithUser: true,
+    });
+    // Without its mail a confirmed address would answer in a fraction of the
+    // time; it waits about as long as fresh sign-ups took (a lower bound only).
+    const typical = Math.min(fresh.ms, freshAgain.ms);
+    assert.ok(confirmed.ms >= 300, `${confirmed.ms} ms for a confirmed address`);
+    assert.ok(confirmed.ms >= typical * 0.5, `${confirmed.ms} ms vs ${typical} ms`);
+  } finally {
+    await srv.close();
+    await smtp.close();
   }
 });
