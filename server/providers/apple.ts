@@ -4,12 +4,16 @@
  * `/callback`; the user's name arrives once, in the posted `user` JSON.
  * The client secret is the ES256 JWT Apple asks for (EXTERNAL_APPLE_SECRET),
  * sent in the request body. Identity and e-mail come from the verified ID
- * token (`https://appleid.apple.com/auth/keys`); Apple reports only addresses
+ * token (`https://appleid.apple.com/auth/keys`, issuer `https://appleid.apple.com`
+ * or `https://account.apple.com`); Apple reports only addresses
  * it verified, private relay addresses included (`is_private_email`).
  * Docs: developer.apple.com/documentation/sign_in_with_apple/sign_in_with_apple_rest_api
  */
 import { chooseBase, ProviderError, type ProviderSpec } from "./types.ts";
 import { obj, str, truthy } from "./http.ts";
+
+/** The issuers of Apple's ID tokens (GoTrue accepts both since 2025). */
+const APPLE_ISSUERS = ["https://appleid.apple.com", "https://account.apple.com"];
 
 export const apple: ProviderSpec = {
   name: "apple",
@@ -19,7 +23,11 @@ export const apple: ProviderSpec = {
       authorize: `${base}/auth/authorize`,
       token: `${base}/auth/token`,
       api: base,
-      idToken: { jwksUri: `${base}/auth/keys`, issuer: base },
+      idToken: {
+        jwksUri: `${base}/auth/keys`,
+        // Apple has begun to sign with `https://account.apple.com` as the issuer, unannounced.
+        issuer: url ? base : (iss) => APPLE_ISSUERS.includes(iss),
+      },
     };
   },
   scopes: ["name", "email"],
