@@ -61,7 +61,16 @@ async function main(args: string[]): Promise<number> {
   // No --env-file and no ./.env: start on the committed local defaults.
   let envFile = parsed.envFile;
   let usingExample = false;
-  if (!envFile) {
+  if (envFile) {
+    // A file named on the command line must exist: a typo would otherwise start
+    // the server on the environment alone.
+    try {
+      await Deno.stat(envFile);
+    } catch {
+      console.error(`${NAME}: cannot start, --env-file ${envFile} cannot be read`);
+      return 1;
+    }
+  } else {
     envFile = ".env";
     try {
       await Deno.stat(".env");
@@ -108,7 +117,6 @@ async function main(args: string[]): Promise<number> {
   }
 
   const server = await createApp(config, { log });
-  const inflight = new Set<Promise<unknown>>();
   const httpServer = Deno.serve({
     hostname: config.api.host,
     port: config.api.port,
@@ -116,10 +124,7 @@ async function main(args: string[]): Promise<number> {
       log.info(`${NAME} ${VERSION} listening on http://${hostname}:${port}`),
   }, (req, info) => {
     const addr = info.remoteAddr as Deno.NetAddr;
-    const p = server.fetch(req, addr.hostname);
-    inflight.add(p);
-    p.finally(() => inflight.delete(p)).catch(() => {});
-    return p;
+    return server.fetch(req, addr.hostname);
   });
 
   const done = new Promise<void>((resolve) => {

@@ -34,6 +34,12 @@ Deno.test("a bad configuration stops the start with one line per problem, exit 1
   assert.ok(lines.some((l) => l.startsWith("AUTHSVC_SITE_URL: expected an http(s) URL")));
 });
 
+Deno.test("an --env-file that cannot be read stops the start naming it, exit 1", async () => {
+  const r = await runServerCommand(["serve", "--env-file", "/nonexistent/authsvc.env"]);
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /--env-file \/nonexistent\/authsvc\.env cannot be read/);
+});
+
 Deno.test("migrate applies the migrations once, then has nothing to do", async () => {
   const dir = await Deno.makeTempDir({ prefix: "authsvc-migrate-" });
   try {
