@@ -5,6 +5,8 @@ import { createApp } from "../../../server/app.ts";
 import { Logger } from "../../../server/observe/log.ts";
 import { startOtlpCollector } from "../../helpers/otlp_collector.ts";
 import { VERSION } from "../../../server/version.ts";
+import { startSmsFake } from "../../helpers/sms_fakes.ts";
+import { startSmtp } from "../../helpers/smtp.ts";
 import { email, scratchDb, send } from "./_fakes.ts";
 
 function freePort(): number {
@@ -31,9 +33,14 @@ function sample(
   return undefined;
 }
 
-Deno.test("metrics (prometheus): requests, sign-ups, sign-ins, refreshes and runtime, scraped over HTTP", async () => {
+Deno.test("metrics (prometheus): requests, sign-ups, sign-ins, refreshes, mail, SMS and runtime, scraped over HTTP", async () => {
   const port = freePort();
+  const smtp = await startSmtp();
+  const sms = await startSmsFake("vonage");
   const srv = await startTestServer({
+    ...smtp.env,
+    ...sms.env,
+    AUTHSVC_EXTERNAL_PHONE_ENABLED: "true",
     AUTHSVC_METRICS_ENABLED: "true",
     AUTHSVC_METRICS_EXPORTER: "prometheus",
     OTEL_EXPORTER_PROMETHEUS_HOST: "127.0.0.1",
@@ -56,8 +63,23 @@ Deno.test("metrics (prometheus): requests, sign-ups, sign-ins, refreshes and run
       refresh_token: inn.body.refresh_token,
     });
     assert.equal(ref.status, 200);
-    srv.services.events.emit("mail_sent", { kind: "confirmation" });
-    srv.services.events.emit("sms_sent", { provider: "twilio" });
+    // A magic-link mail, signed in with its code; an SMS code, signed in with it.
+    assert.equal((await send(srv, "POST", "/otp", { email: address })).status, 200);
+    const mail = await smtp.waitForMail(address);
+    const byMail = await send(srv, "POST", "/verify", {
+      type: "email",
+      email: address,
+      token: mail.code,
+    });
+    assert.equal(byMail.status, 200, JSON.stringify(byMail.body));
+    const phone = "+15554440001";
+    assert.equal((await send(srv, "POST", "/otp", { phone })).status, 200);
+    const bySms = await send(srv, "POST", "/verify", {
+      type: "sms",
+      phone,
+      token: sms.lastCode(phone),
+    });
+    assert.equal(bySms.status, 200, JSON.stringify(bySms.body));
 
     const res = await fetch(`http://127.0.0.1:${port}/`);
     assert.equal(res.status, 200);
@@ -75,10 +97,13 @@ Deno.test("metrics (prometheus): requests, sign-ups, sign-ins, refreshes and run
       2,
     );
     assert.equal(sample(text, "auth_signups_total", { method: "email" }), 1);
+    assert.equal(sample(text, "auth_signups_total", { method: "phone" }), 1);
     assert.equal(sample(text, "auth_signins_total", { method: "password" }), 1);
+    assert.equal(sample(text, "auth_signins_total", { method: "magiclink" }), 1);
+    assert.equal(sample(text, "auth_signins_total", { method: "otp" }), 1);
     assert.equal(sample(text, "auth_token_refreshes_total"), 1);
-    assert.equal(sample(text, "auth_mails_sent_total", { kind: "confirmation" }), 1);
-    assert.equal(sample(text, "auth_sms_sent_total", { provider: "twilio" }), 1);
+    assert.equal(sample(text, "auth_mails_sent_total", { kind: "magic_link" }), 1);
+    assert.equal(sample(text, "auth_sms_sent_total", { provider: "vonage" }), 1);
     assert.ok(sample(text, "auth_audit_entries_total", { action: "login" })! >= 1);
     assert.ok(sample(text, "process_runtime_memory_rss")! > 0);
     assert.ok(sample(text, "process_runtime_memory_heap_used")! > 0);
@@ -94,6 +119,8 @@ Deno.test("metrics (prometheus): requests, sign-ups, sign-ins, refreshes and run
     assert.equal(other.status, 404);
   } finally {
     await srv.close();
+    await smtp.close();
+    await sms.close();
   }
   // The listener closes with the server.
   await assert.rejects(() => fetch(`http://127.0.0.1:${port}/`));
