@@ -372,7 +372,8 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
       aud: r.string("JWT_AUD", { default: "authenticated", doc: "audience of issued tokens" }),
       adminGroupName: r.string("JWT_ADMIN_GROUP_NAME", {
         default: "admin",
-        doc: "inherited; admin group name",
+        doc:
+          "inherited, no effect (logged as deprecated when set); admin access goes by JWT_ADMIN_ROLES",
       }),
       defaultGroupName: r.string("JWT_DEFAULT_GROUP_NAME", { doc: "group given to new users" }),
       adminRoles: r.list("JWT_ADMIN_ROLES", {
@@ -669,6 +670,12 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
     }
   }
 
+  if (env.AUTHSVC_JWT_ADMIN_GROUP_NAME?.trim()) {
+    // group data in JWTs is an inherited feature (spec 5.9): admin access goes by JWT_ADMIN_ROLES
+    r.deprecations.push(
+      "AUTHSVC_JWT_ADMIN_GROUP_NAME is deprecated and has no effect: admin endpoints accept the roles of AUTHSVC_JWT_ADMIN_ROLES",
+    );
+  }
   r.deprecated("OPERATOR_TOKEN", "multi-instance mode is not supported");
   r.deprecated("API_ENDPOINT", "multi-instance mode is not supported");
   r.deprecated("MULTI_INSTANCE_MODE", "multi-instance mode is not supported");

@@ -131,7 +131,7 @@ Deno.test("typed values: durations, rates, lists, character sets with an escaped
   assert.equal(config.mailer.autoconfirm, true);
 });
 
-Deno.test("inherited multi-instance settings are accepted and reported as deprecated", () => {
+Deno.test("inherited multi-instance and group settings are accepted and reported as deprecated", () => {
   const { deprecations } = readConfig({
     ...MIN,
     AUTHSVC_OPERATOR_TOKEN: "op",
@@ -141,6 +141,10 @@ Deno.test("inherited multi-instance settings are accepted and reported as deprec
   assert.ok(deprecations.some((d) => d.startsWith("AUTHSVC_OPERATOR_TOKEN is deprecated")));
   assert.ok(deprecations.some((d) => d.startsWith("AUTHSVC_API_ENDPOINT is deprecated")));
   assert.deepEqual(readConfig(MIN).deprecations, []);
+  // group data in JWTs (spec 5.9): accepted, without effect, and said so
+  const group = readConfig({ ...MIN, AUTHSVC_JWT_ADMIN_GROUP_NAME: "admins" });
+  assert.equal(group.deprecations.length, 1);
+  assert.match(group.deprecations[0], /^AUTHSVC_JWT_ADMIN_GROUP_NAME is deprecated/);
 });
 
 Deno.test(".env and the environment: the environment wins; a missing file is no error", async () => {
