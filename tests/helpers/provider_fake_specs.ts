@@ -55,6 +55,8 @@ export interface FakeSpec {
   /** Extra checks of the authorization request; returns a problem or undefined. */
   authorizeCheck?: (q: URLSearchParams) => string | undefined;
   formPost?: boolean;
+  /** The token answer is form-encoded unless the request accepts JSON (GitHub). */
+  formUnlessJson?: boolean;
   /** `nonce: false`: the provider ignores the nonce parameter and its ID tokens carry none. */
   oidc?: { issuer: (origin: string) => string; jwks: string; nonce?: false };
   tokenResponse(ctx: Ctx): Promise<Json>;
@@ -292,6 +294,7 @@ export const SPECS: Record<string, FakeSpec> = {
     auth: "body",
     pkce: "optional",
     scopes: ["user:email"],
+    formUnlessJson: true,
     tokenResponse: (c) =>
       Promise.resolve({ access_token: c.accessToken, scope: "user:email", token_type: "bearer" }),
     routes: {

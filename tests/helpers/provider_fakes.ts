@@ -102,6 +102,8 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
   const tokens = new Map<string, IssuedToken>();
   const state: FakeState = { spec, problems, clientId, secret };
   let failNext = false;
+  /** The redirect URIs registered for the client (through `env`). */
+  const registered = new Set<string>();
   /** User-info endpoints refuse every token (refuseTokens). */
   let refusing = false;
   const { privateKey, publicKey } = await jose.generateKeyPair("RS256", { extractable: true });
@@ -120,6 +122,10 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
     if (q.get("response_type") !== "code") return fail("authorize: response_type must be code");
     const redirectUri = q.get("redirect_uri");
     if (!redirectUri) return fail("authorize: redirect_uri missing");
+    // Providers send the browser back only to a redirect URI registered for the client.
+    if (registered.size && !registered.has(redirectUri)) {
+      return fail(`authorize: redirect_uri ${redirectUri} is not registered`);
+    }
     const st = q.get("state");
     if (!st) return fail("authorize: state missing");
     const scope = q.get("scope") ?? "";
@@ -232,7 +238,15 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
           .sign(privateKey);
       },
     };
-    return json(await spec.tokenResponse(ctx));
+    const answer = await spec.tokenResponse(ctx);
+    if (spec.formUnlessJson && !(req.headers.get("accept") ?? "").includes("application/json")) {
+      // GitHub's default answer is form-encoded; JSON only for Accept: application/json.
+      const form = new URLSearchParams(Object.entries(answer).map(([k, v]) => [k, String(v)]));
+      return new Response(form.toString(), {
+        headers: { "content-type": "application/x-www-form-urlencoded; charset=utf-8" },
+      });
+    }
+    return json(answer);
   }
 
   async function handle(req: Request): Promise<Response> {
@@ -301,6 +315,7 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
     problems,
     requests,
     env(redirectUri) {
+      registered.add(redirectUri);
       const X = `AUTHSVC_EXTERNAL_${name.toUpperCase()}`;
       return {
         [`${X}_ENABLED`]: "true",
