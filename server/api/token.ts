@@ -4,6 +4,7 @@
  * `pkce`). Built in: `password` (e-mail or phone) and `refresh_token`.
  */
 import type { Hono } from "../../deps.ts";
+import { RefreshTokenReusedError } from "../auth/sessions.ts";
 import { normalizePhone, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
@@ -108,17 +109,42 @@ export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Re
 export async function refreshTokenGrant(c: Ctx, body: Body, s: Services): Promise<Response> {
   const token = optString(body, "refresh_token", 512);
   if (!token) throw badRequest("refresh_token is required");
-  const set = await s.sessions.refresh(token);
-  const user = set.user as { id?: string; email?: string };
+  let set;
+  try {
+    set = await s.sessions.refresh(token);
+  } catch (e) {
+    if (e instanceof RefreshTokenReusedError && e.familyRevoked) {
+      await auditReuse(c, s, e.session.user_id, e.session.id);
+    }
+    throw e;
+  }
+  const user = set.user as { id?: string; email?: string; phone?: string };
   await s.audit.record({
     action: "token_refreshed",
     actorId: user.id,
-    actorUsername: user.email ?? "",
+    actorUsername: user.email || user.phone || "",
     logType: "token",
     ip: clientIp(c),
   });
   s.events.emit("token_refresh", {});
   return c.json(set);
+}
+
+/**
+ * A reused refresh token revoked its whole session (Sessions.refresh): the
+ * audit log says so (`token_revoked`, GoTrue's action), for the session's
+ * user, so an operator sees the suspected theft.
+ */
+async function auditReuse(c: Ctx, s: Services, userId: string, sessionId: string) {
+  const user = await s.users.findById(userId);
+  await s.audit.record({
+    action: "token_revoked",
+    actorId: userId,
+    actorUsername: user?.email ?? user?.phone ?? "",
+    logType: "token",
+    traits: { reason: "refresh_token_reused", session_id: sessionId },
+    ip: clientIp(c),
+  });
 }
 
 /** POST /token. */

@@ -75,6 +75,16 @@ export interface IssueOpts {
 }
 
 /** Session and refresh-token service. */
+/**
+ * 400 refresh_token_already_used, carrying whose session it was and whether
+ * this reuse revoked the session's whole token family (so /token can audit it).
+ */
+export class RefreshTokenReusedError extends ApiError {
+  constructor(readonly session: SessionRow, readonly familyRevoked: boolean) {
+    super(400, "refresh_token_already_used", "Invalid Refresh Token: Already Used");
+  }
+}
+
 export class Sessions {
   readonly sessions: string;
   readonly refreshTokens: string;
@@ -251,7 +261,7 @@ export class Sessions {
             ],
           );
           await tx.query(`DELETE FROM ${this.sessions} WHERE id = $1`, [session.id]);
-          return { error: "reused" as const, session };
+          return { error: "reused" as const, session, familyRevoked: true };
         }
       }
       await tx.query(
@@ -270,10 +280,9 @@ export class Sessions {
       case "expired":
         throw new ApiError(400, "session_expired", "Invalid Refresh Token: Session Expired");
       case "reused":
-        throw new ApiError(
-          400,
-          "refresh_token_already_used",
-          "Invalid Refresh Token: Already Used",
+        throw new RefreshTokenReusedError(
+          outcome.session,
+          "familyRevoked" in outcome && outcome.familyRevoked === true,
         );
       default:
         throw new ApiError(

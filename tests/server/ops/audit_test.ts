@@ -84,3 +84,85 @@ Deno.test("GET /admin/audit: admins page through the audit log, others are refus
     await srv.close();
   }
 });
+
+Deno.test("audit log: every flow writes its entry (sign-up, sign-in, refresh, reuse, user and admin changes, logout)", async () => {
+  const srv = await startTestServer({
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
+    AUTHSVC_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL: "0",
+    AUTHSVC_SECURITY_SB_FORWARDED_FOR_ENABLED: "true",
+  });
+  const from = { "authsvc-proxy-forwarded-for": "198.51.100.23" };
+  try {
+    const address = email("flow");
+    const up = await send(srv, "POST", "/signup", { email: address, password: "pw-123456" }, from);
+    assert.equal(up.status, 200);
+    const inn = await send(srv, "POST", "/token?grant_type=password", {
+      email: address,
+      password: "pw-123456",
+    }, from);
+    assert.equal(inn.status, 200);
+    const auth = { ...from, authorization: `Bearer ${inn.body.access_token}` };
+    assert.equal(
+      (await send(srv, "PUT", "/user", { data: { theme: "dark" } }, auth)).status,
+      200,
+    );
+    assert.equal((await send(srv, "PUT", "/user", { password: "pw-654321" }, auth)).status, 200);
+    const ref = await send(srv, "POST", "/token?grant_type=refresh_token", {
+      refresh_token: inn.body.refresh_token,
+    }, from);
+    assert.equal(ref.status, 200);
+    // The old token again, outside the reuse interval: the session's tokens are revoked.
+    const reuse = await send(srv, "POST", "/token?grant_type=refresh_token", {
+      refresh_token: inn.body.refresh_token,
+    }, from);
+    assert.equal(reuse.body.error_code, "refresh_token_already_used");
+    const second = await send(srv, "POST", "/token?grant_type=password", {
+      email: address,
+      password: "pw-654321",
+    }, from);
+    const out = await send(srv, "POST", "/logout", undefined, {
+      ...from,
+      authorization: `Bearer ${second.body.access_token}`,
+    });
+    assert.equal(out.status, 204);
+
+    const admin = { ...from, authorization: `Bearer ${await srv.serviceRoleToken()}` };
+    const other = email("byadmin");
+    const created = await send(srv, "POST", "/admin/users", { email: other }, admin);
+    assert.equal(created.status, 200);
+    const uid = String(created.body.id);
+    assert.equal(
+      (await send(srv, "PUT", `/admin/users/${uid}`, { user_metadata: { a: 1 } }, admin)).status,
+      200,
+    );
+    assert.equal((await send(srv, "DELETE", `/admin/users/${uid}`, undefined, admin)).status, 200);
+    const invited = email("invited");
+    assert.equal((await send(srv, "POST", "/invite", { email: invited }, admin)).status, 200);
+
+    const list = await send(srv, "GET", "/admin/audit?per_page=1000", undefined, admin);
+    const entries = list.body as unknown as Entry[];
+    const has = (action: string, who: string) =>
+      entries.find((e) => e.payload.action === action && JSON.stringify(e.payload).includes(who));
+    for (
+      const [action, who] of [
+        ["user_signedup", address],
+        ["login", address],
+        ["token_refreshed", address],
+        ["token_revoked", address],
+        ["user_modified", address],
+        ["user_updated_password", address],
+        ["logout", address],
+        ["user_signedup", other],
+        ["user_modified", other],
+        ["user_deleted", other],
+        ["user_invited", invited],
+      ]
+    ) {
+      const e = has(action, who);
+      assert.ok(e, `no ${action} entry for ${who}`);
+      assert.equal(e.ip_address, "198.51.100.23", `${action}: the client IP`);
+    }
+  } finally {
+    await srv.close();
+  }
+});
