@@ -358,10 +358,11 @@ Deno.test("a state works once across two server processes sharing the database",
 });
 
 Deno.test("a failing user-info call redirects with the error, not a 500", async () => {
-  const env = await serverWithFakes(["discord", "twitch"]);
+  const names = ["discord", "twitch", "facebook"];
+  const env = await serverWithFakes(names);
   try {
     // The provider issues a token, then its user endpoint refuses it with 401.
-    for (const name of ["discord", "twitch"]) {
+    for (const name of names) {
       const fake = env.fakes[name];
       fake.user = defaultUser();
       const to = await redirectOf(env.srv, `/authorize?provider=${name}`);
@@ -374,7 +375,11 @@ Deno.test("a failing user-info call redirects with the error, not a 500", async 
       assert.equal(l.hash.get("error"), "server_error");
       assert.equal(l.hash.get("error_code"), "oauth_provider_error");
       assert.match(l.hash.get("error_description")!, /user info request failed/);
-      assert.ok(!l.hash.get("error_description")!.includes(`at-${name}-`), "no token in it");
+      for (const text of [l.hash.get("error_description")!, ...env.srv.logs]) {
+        assert.ok(!text.includes(`at-${name}-`), `no provider token in ${text}`);
+        assert.ok(!text.includes(fake.secret), `no client secret in ${text}`);
+        assert.ok(!text.includes("appsecret_proof="), `no appsecret_proof in ${text}`);
+      }
       const n = await env.srv.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM ${env.srv.db.t("users")}`,
       );
