@@ -159,6 +159,7 @@ async function listUsers(c: Ctx, s: Services) {
   const page = positiveInt(c, "page", 1, 1_000_000);
   const perPage = positiveInt(c, "per_page", 50, 1000);
   const filter = (c.req.query("filter") ?? "").trim().slice(0, 255);
+  if (filter.includes("\0")) throw badRequest("filter must not contain a NUL character");
   const t = s.users.table;
   const like = `%${filter.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
   const where =

@@ -22,8 +22,32 @@ function depth(v: unknown, d = 0): number {
 }
 
 /**
+ * The member (dotted path) of the first NUL character (U+0000) in a key or a
+ * string, or undefined. PostgreSQL's text and jsonb cannot hold one, so such a
+ * value is refused here, naming its member, rather than failing in the database.
+ */
+function nulMember(v: unknown, path: string, d = 0): string | undefined {
+  if (typeof v === "string") return v.includes("\0") ? path || "body" : undefined;
+  if (v === null || typeof v !== "object" || d > MAX_DEPTH) return undefined;
+  for (const [k, x] of Object.entries(v as object)) {
+    const at = path ? `${path}.${k}` : k;
+    if (k.includes("\0")) return at;
+    const hit = nulMember(x, at, d + 1);
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+function refuseNul(body: Body): Body {
+  const at = nulMember(body, "");
+  if (at) throw badRequest(`${at.slice(0, 64)} must not contain a NUL character (\\u0000)`);
+  return body;
+}
+
+/**
  * Reads a JSON object body. An empty body is `{}`. Malformed JSON, a body that
- * is not an object, or one nested deeper than 32 levels is a 400 bad_json.
+ * is not an object, or one nested deeper than 32 levels is a 400 bad_json; a
+ * NUL character in any member is a 400 naming the member.
  * Form-encoded bodies are accepted too (GoTrue accepts them on /token).
  */
 export async function readBody(c: Context): Promise<Body> {
@@ -41,7 +65,7 @@ export async function readBody(c: Context): Promise<Body> {
   }
   if (text.trim() === "") return {};
   if (type.startsWith("application/x-www-form-urlencoded")) {
-    return Object.fromEntries(new URLSearchParams(text));
+    return refuseNul(Object.fromEntries(new URLSearchParams(text)));
   }
   let parsed: unknown;
   try {
@@ -55,7 +79,7 @@ export async function readBody(c: Context): Promise<Body> {
   if (depth(parsed) > MAX_DEPTH) {
     throw new ApiError(400, "bad_json", "Request body is nested too deeply");
   }
-  return parsed as Body;
+  return refuseNul(parsed as Body);
 }
 
 /** An optional string member; null/undefined give undefined; anything else but a string is a 400. */

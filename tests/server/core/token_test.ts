@@ -214,3 +214,59 @@ Deno.test("sign-up, sign-in, refresh and logout emit events and write the audit 
     await srv.close();
   }
 });
+
+Deno.test("a NUL character anywhere in a body or the admin filter is a 400 naming the member, not a 500", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const s = await signUpSession(srv);
+    const admin = { authorization: `Bearer ${await srv.serviceRoleToken()}` };
+    const cases: [string, string, unknown, Record<string, string>, RegExp][] = [
+      [
+        "POST",
+        "/token?grant_type=password",
+        { email: "a\u0000@x.io", password: "p" },
+        {},
+        /^email /,
+      ],
+      [
+        "PUT",
+        "/user",
+        { data: { nested: { "k\u0000": 1 } } },
+        bearer(s.access_token),
+        /^data\.nested\.k/,
+      ],
+      [
+        "POST",
+        "/signup",
+        { email: email(), password: "secret-pw-1", data: { n: "\u0000" } },
+        {},
+        /^data\.n /,
+      ],
+      [
+        "PUT",
+        `/admin/users/${(s.user as { id: string }).id}`,
+        { role: "x\u0000" },
+        admin,
+        /^role /,
+      ],
+    ];
+    for (const [method, path, body, headers, msg] of cases) {
+      const r = await call(srv, method, path, body, headers);
+      assert.equal(r.status, 400, `${method} ${path}: ${JSON.stringify(r.body)}`);
+      assert.match(String(r.body.msg), msg);
+      assert.match(String(r.body.msg), /NUL/);
+    }
+    const form = await srv.fetch("/token?grant_type=password", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "email=a%00b%40x.io&password=p",
+    });
+    assert.equal(form.status, 400);
+    await form.body?.cancel();
+    const list = await call(srv, "GET", "/admin/users?filter=%00", undefined, admin);
+    assert.equal(list.status, 400);
+    assert.match(String(list.body.msg), /filter/);
+  } finally {
+    await srv.close();
+  }
+});
