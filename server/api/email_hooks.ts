@@ -121,7 +121,12 @@ async function emailChangeStep(u: UserUpdate): Promise<void> {
 /** Registers the e-mail hooks of /signup, /token and PUT /user. */
 export function emailHooks(_app: Hono<AppEnv>, s: Services): void {
   onSignup(s, "email", async ({ c, s, user, body, redirectTo, duplicate }) => {
-    if (duplicate && user.email_confirmed_at) return;
+    // A repeated sign-up answers like a fresh one, in about the same time.
+    const started = s.mailer.timing.now();
+    if (duplicate && user.email_confirmed_at) {
+      await s.mailer.timing.pad("confirmation", started);
+      return;
+    }
     const pkce = readPkceParams(body);
     const flow = pkce
       ? await createFlowState(s.db, {
@@ -133,6 +138,9 @@ export function emailHooks(_app: Hono<AppEnv>, s: Services): void {
     const sent = await sendActionMail(s, user, "confirmation", {
       redirectTo: verifyRedirectTo(s.config, redirectTo),
       flowStateId: flow?.id,
+    }).catch(async (e) => {
+      if (duplicate) await s.mailer.timing.pad("confirmation", started);
+      throw e;
     });
     await s.audit.record({
       action: "user_confirmation_requested",

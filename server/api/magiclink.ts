@@ -10,7 +10,7 @@ import { isUniqueViolation } from "../db/db.ts";
 import { createFlowState, readPkceParams } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
-import { sendActionMail } from "../mail/flows.ts";
+import { sendActionMail, withoutMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
 import { unprocessable } from "./errors.ts";
@@ -41,7 +41,10 @@ export async function sendLoginMail(
   const data = optObject(body, "data") ?? {};
   let user: UserRow | null = await s.users.findByEmail(email);
   if (!user) {
-    if (!createUser || s.config.disableSignup) return c.json({});
+    if (!createUser || s.config.disableSignup) {
+      await withoutMail(s, "magiclink", email); // same limits, same time, no mail
+      return c.json({});
+    }
     try {
       user = await s.db.transaction((tx) =>
         s.users.createWithIdentities(
@@ -80,7 +83,13 @@ export async function sendLoginMail(
       authenticationMethod: action === "magiclink" ? "magiclink" : "email/signup",
     })
     : undefined;
-  await sendActionMail(s, user, action, { redirectTo, flowStateId: flow?.id });
+  // One interval for every sign-in mail, whichever kind it is, so a 429's
+  // wait tells nothing about the address.
+  await sendActionMail(s, user, action, {
+    redirectTo,
+    flowStateId: flow?.id,
+    intervalSec: s.config.smtp.linkFrequency,
+  });
   await s.audit.record({
     action: action === "magiclink" ? "user_recovery_requested" : "user_confirmation_requested",
     actorId: user.id,

@@ -8,7 +8,7 @@
 import type { Hono } from "../../deps.ts";
 import { createFlowState, readPkceParams } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
-import { sendActionMail } from "../mail/flows.ts";
+import { sendActionMail, withoutMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp } from "./context.ts";
 import { checkEmail, readBody, redirectToParam, reqString } from "./input.ts";
@@ -23,7 +23,10 @@ export function recoverRoutes(app: Hono<AppEnv>, s: Services): void {
     const pkce = readPkceParams(body);
     const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
     const user = await s.users.findByEmail(email);
-    if (!user) return c.json({});
+    if (!user) {
+      await withoutMail(s, "recovery", email); // same limits, same time, no mail
+      return c.json({});
+    }
     const flow = pkce
       ? await createFlowState(s.db, { ...pkce, userId: user.id, authenticationMethod: "recovery" })
       : undefined;

@@ -9,7 +9,7 @@
 import type { Hono } from "../../deps.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
-import { sendActionMail } from "../mail/flows.ts";
+import { sendActionMail, withoutMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp } from "./context.ts";
 import { badRequest } from "./errors.ts";
@@ -46,7 +46,10 @@ export function resendRoutes(app: Hono<AppEnv>, s: Services): void {
     const messageId = crypto.randomUUID();
     if (type === "signup") {
       const user = await s.users.findByEmail(email);
-      if (!user || user.email_confirmed_at) return c.json({ message_id: messageId });
+      if (!user || user.email_confirmed_at) {
+        await withoutMail(s, "confirmation", email); // same limits, same time, no mail
+        return c.json({ message_id: messageId });
+      }
       await sendActionMail(s, user, "confirmation", { redirectTo });
       await s.audit.record({
         action: "user_confirmation_requested",
@@ -59,7 +62,14 @@ export function resendRoutes(app: Hono<AppEnv>, s: Services): void {
       return c.json({ message_id: messageId });
     }
     let user = await findEmailChange(s, email);
-    if (!user?.email_change) return c.json({ message_id: messageId });
+    if (!user?.email_change) {
+      const started = s.mailer.timing.now();
+      await withoutMail(s, "email_change_new", email);
+      if (s.config.mailer.secureEmailChangeEnabled) {
+        await s.mailer.timing.pad("email_change_current", started);
+      }
+      return c.json({ message_id: messageId });
+    }
     user = await s.users.update(user.id, { email_change_confirm_status: 0 }) ?? user;
     user = await sendActionMail(s, user, "email_change_new", { redirectTo });
     if (s.config.mailer.secureEmailChangeEnabled && user.email) {

@@ -12,6 +12,11 @@
  * Over a limit: 429 `over_email_send_rate_limit` / `over_sms_send_rate_limit`
  * with Retry-After, and nothing is sent.
  *
+ * No enumeration: a request for an address without an account goes through
+ * `decoy`, which refuses exactly as `send` would (same interval per
+ * recipient, same cap) without sending or counting anything, so a 429 does
+ * not tell a known address from an unknown one.
+ *
  * Concurrency: `send` reserves a send_log row inside a short transaction that
  * holds a transaction-level advisory lock for the channel, so two processes
  * cannot both pass the check for the same slot; the message goes out after the
@@ -28,6 +33,7 @@ import { ApiError, type ErrorCode } from "../api/errors.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
+import { sha256Hex } from "./crypto.ts";
 
 /** The two channels. */
 export type SendChannel = "email" | "sms";
@@ -57,56 +63,97 @@ export class SendLimits {
 
   /** Throws the 429 a `send` would throw now, without reserving anything. */
   async check(r: SendRequest): Promise<void> {
-    const err = await this.#violation(this.db, r, this.clock.now());
+    const now = this.clock.now();
+    const err = await this.#intervalViolation(this.db, r.channel, r, now) ??
+      await this.#capViolation(this.db, r.channel, now);
     if (err) throw err;
   }
 
-  async #violation(
+  /** 429 when `r.recipient` got a message of `r.kind` on `logChannel` within `r.intervalSec`. */
+  async #intervalViolation(
     q: Pick<Db, "query">,
+    logChannel: string,
     r: SendRequest,
     now: Date,
   ): Promise<ApiError | null> {
-    if (r.intervalSec > 0) {
-      const [last] = await q.query<{ sent_at: Date }>(
-        `SELECT sent_at FROM ${this.table} WHERE channel = $1 AND recipient = $2 AND kind = $3
-         ORDER BY sent_at DESC LIMIT 1`,
-        [r.channel, r.recipient, r.kind],
-      );
-      if (last) {
-        const wait = r.intervalSec - (now.getTime() - new Date(last.sent_at).getTime()) / 1000;
-        if (wait > 0) {
-          const secs = Math.max(1, Math.ceil(wait));
-          return new ApiError(
-            429,
-            this.#code(r.channel),
-            `For security purposes, you can only request this after ${secs} seconds.`,
-            {},
-            { "Retry-After": String(secs) },
-          );
-        }
-      }
-    }
-    const rate = r.channel === "email"
+    if (r.intervalSec <= 0) return null;
+    const [last] = await q.query<{ sent_at: Date }>(
+      `SELECT sent_at FROM ${this.table} WHERE channel = $1 AND recipient = $2 AND kind = $3
+       ORDER BY sent_at DESC LIMIT 1`,
+      [logChannel, r.recipient, r.kind],
+    );
+    if (!last) return null;
+    const wait = r.intervalSec - (now.getTime() - new Date(last.sent_at).getTime()) / 1000;
+    if (wait <= 0) return null;
+    const secs = Math.max(1, Math.ceil(wait));
+    return new ApiError(
+      429,
+      this.#code(r.channel),
+      `For security purposes, you can only request this after ${secs} seconds.`,
+      {},
+      { "Retry-After": String(secs) },
+    );
+  }
+
+  /** 429 when the channel's hourly cap (RATE_LIMIT_EMAIL_SENT / _SMS_SENT) is reached. */
+  async #capViolation(
+    q: Pick<Db, "query">,
+    channel: SendChannel,
+    now: Date,
+  ): Promise<ApiError | null> {
+    const rate = channel === "email"
       ? this.config.rateLimit.emailSent
       : this.config.rateLimit.smsSent;
     const since = new Date(now.getTime() - rate.windowSec * 1000);
     const [row] = await q.query<{ n: number; oldest: Date | null }>(
       `SELECT count(*)::int AS n, min(sent_at) AS oldest FROM ${this.table}
        WHERE channel = $1 AND sent_at > $2`,
-      [r.channel, since],
+      [channel, since],
     );
-    if (row.n >= rate.count) {
-      const oldest = row.oldest ? new Date(row.oldest).getTime() : now.getTime();
-      const secs = Math.max(1, Math.ceil((oldest + rate.windowSec * 1000 - now.getTime()) / 1000));
-      return new ApiError(
-        429,
-        this.#code(r.channel),
-        r.channel === "email" ? "Email rate limit exceeded" : "SMS rate limit exceeded",
-        {},
-        { "Retry-After": String(secs) },
+    if (row.n < rate.count) return null;
+    const oldest = row.oldest ? new Date(row.oldest).getTime() : now.getTime();
+    const secs = Math.max(1, Math.ceil((oldest + rate.windowSec * 1000 - now.getTime()) / 1000));
+    return new ApiError(
+      429,
+      this.#code(channel),
+      channel === "email" ? "Email rate limit exceeded" : "SMS rate limit exceeded",
+      {},
+      { "Retry-After": String(secs) },
+    );
+  }
+
+  async #reserve(logChannel: string, r: SendRequest, recipient: string): Promise<number> {
+    const now = this.clock.now();
+    return await this.db.transaction(async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
+        `send_log:${this.table}:${r.channel}`,
+      ]);
+      const err = await this.#intervalViolation(tx, logChannel, { ...r, recipient }, now) ??
+        await this.#capViolation(tx, r.channel, now);
+      if (err) throw err;
+      const [row] = await tx.query<{ id: number }>(
+        `INSERT INTO ${this.table} (channel, recipient, kind, sent_at) VALUES ($1, $2, $3, $4)
+         RETURNING id::int AS id`,
+        [logChannel, recipient, r.kind, now],
       );
+      return row.id;
+    });
+  }
+
+  /**
+   * For a request whose address has no account (or nothing to send): answers
+   * as `send` would, 429 within the recipient's interval or over the
+   * channel's cap, so a refusal tells nothing about the address. Nothing is
+   * sent and nothing counts against the cap; the would-be message is noted
+   * under the channel `<channel>_decoy` with the recipient hashed.
+   */
+  async decoy(r: SendRequest): Promise<void> {
+    if (r.intervalSec <= 0) {
+      const err = await this.#capViolation(this.db, r.channel, this.clock.now());
+      if (err) throw err;
+      return;
     }
-    return null;
+    await this.#reserve(`${r.channel}_decoy`, r, await sha256Hex(r.recipient));
   }
 
   /**
@@ -114,20 +161,7 @@ export class SendLimits {
    * slot only when it succeeded.
    */
   async send<T>(r: SendRequest, deliver: () => Promise<T>): Promise<T> {
-    const now = this.clock.now();
-    const id = await this.db.transaction(async (tx) => {
-      await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
-        `send_log:${this.table}:${r.channel}`,
-      ]);
-      const err = await this.#violation(tx, r, now);
-      if (err) throw err;
-      const [row] = await tx.query<{ id: number }>(
-        `INSERT INTO ${this.table} (channel, recipient, kind, sent_at) VALUES ($1, $2, $3, $4)
-         RETURNING id::int AS id`,
-        [r.channel, r.recipient, r.kind, now],
-      );
-      return row.id;
-    });
+    const id = await this.#reserve(r.channel, r, r.recipient);
     try {
       return await deliver();
     } catch (e) {

@@ -11,6 +11,14 @@
  * The token is issued only once the send limits granted the mail, so a
  * refused request (429) leaves the link of the previous mail working, also
  * when concurrent requests race for the same slot.
+ *
+ * An answer that sends nothing where a known address would get a mail
+ * (unknown address on /recover, /otp, /resend, a repeated /signup) calls
+ *
+ *   await withoutMail(s, "recovery", email);
+ *
+ * which refuses with the same 429 as a real send would and takes about as
+ * long as one, so neither status nor timing tells the two apart.
  */
 import type { MailKind } from "../config.ts";
 import type { TokenType } from "../auth/otp.ts";
@@ -108,6 +116,8 @@ export interface ActionOptions {
   redirectTo?: string;
   /** PKCE flow the verified link continues (auth/pkce.ts). */
   flowStateId?: string;
+  /** Seconds between two such mails to the address, instead of the action's own. */
+  intervalSec?: number;
 }
 
 /** A generated link and its parts (POST /admin/generate_link answers these). */
@@ -188,6 +198,7 @@ export async function sendActionMail(
 ): Promise<UserRow> {
   const spec = SPECS[action];
   const to = recipientOf(user, action);
+  const started = s.mailer.timing.now();
   let issued = false;
   const vars = async (): Promise<TemplateVars> => {
     const link = await generateActionLink(s, user, action, opts);
@@ -204,11 +215,35 @@ export async function sendActionMail(
     };
   };
   try {
-    await s.mailer.send({ kind: spec.mail, to, vars, intervalSec: spec.interval(s) });
+    await s.mailer.send({
+      kind: spec.mail,
+      to,
+      vars,
+      intervalSec: opts.intervalSec ?? spec.interval(s),
+    });
   } catch (e) {
     // The token of a mail that did not go out is of no use to anyone.
     if (issued) await s.otp.revoke(user.id, [action]).catch(() => {});
     throw e;
   }
-  return await s.users.update(user.id, { [spec.sentAt]: s.clock.now() }) ?? user;
+  const updated = await s.users.update(user.id, { [spec.sentAt]: s.clock.now() }) ?? user;
+  s.mailer.timing.observe(action, s.mailer.timing.now() - started);
+  return updated;
+}
+
+/**
+ * Stands in for `sendActionMail` where there is nobody to send to: the same
+ * send limits refuse (429) as they would for a real mail to `to`, nothing is
+ * sent, and the answer waits about as long as sending takes.
+ */
+export async function withoutMail(s: Services, action: EmailAction, to: string): Promise<void> {
+  const started = s.mailer.timing.now();
+  const spec = SPECS[action];
+  await s.sendLimits.decoy({
+    channel: "email",
+    recipient: to.toLowerCase(),
+    kind: spec.mail,
+    intervalSec: spec.interval(s),
+  });
+  await s.mailer.timing.pad(action, started);
 }

@@ -27,6 +27,7 @@ import type { SendLimits } from "../auth/send_limits.ts";
 import type { UserRow } from "../auth/users.ts";
 import type { Logger } from "../observe/log.ts";
 import { DEFAULT_BODIES, htmlToText, render, type TemplateVars } from "./templates.ts";
+import { AnswerTiming } from "./timing.ts";
 
 export type { TemplateVars };
 
@@ -67,6 +68,8 @@ export function kindLabel(kind: MailKind): string {
 export class Mailer {
   #transport: Transport | null;
   #templates = new Map<string, { body: string | null; at: number }>();
+  /** How long mails take to send, imitated by answers that send none (timing.ts). */
+  readonly timing = new AnswerTiming();
 
   constructor(
     readonly config: Config,

@@ -1,0 +1,147 @@
+/**
+ * No account enumeration on /signup, /recover, /otp, /magiclink and /resend:
+ * an address with an account and one without get the same status, the same
+ * body shape, the same 429 (message and Retry-After) on a repeat, and an
+ * answer that waits about as long as sending a mail takes.
+ */
+import assert from "node:assert/strict";
+import { AnswerTiming } from "../../../server/mail/timing.ts";
+import type { TestServer } from "../../helpers/server.ts";
+import { call, withEmail } from "./helpers.ts";
+
+/** The answer with every string value replaced, to compare shapes. */
+function shape(r: { status: number; body: Record<string, unknown>; headers: Headers }) {
+  const body = JSON.stringify(r.body, (_k, v) => typeof v === "string" ? "s" : v);
+  return `${r.status} retry-after=${r.headers.get("retry-after")} ${body}`;
+}
+
+async function confirmed(srv: TestServer, email: string, confirm = true) {
+  const r = await call(srv, "POST", "/admin/users", {
+    email,
+    password: "pw-123456",
+    email_confirm: confirm,
+  }, await srv.serviceRoleToken());
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+}
+
+/** A clock that stands still, so two 429s name the same wait. */
+const stillClock = () => {
+  const t = new Date();
+  return { now: () => new Date(t) };
+};
+
+Deno.test("enumeration: known and unknown addresses get the same answers, 429s included", async () => {
+  await withEmail({}, async ({ srv, smtp }) => {
+    await confirmed(srv, "known@example.com");
+    await confirmed(srv, "pending@example.com", false);
+    const cases: [string, Record<string, unknown>, string, string][] = [
+      ["/recover", {}, "known@example.com", "nobody1@example.com"],
+      ["/otp", { create_user: false }, "known@example.com", "nobody2@example.com"],
+      ["/resend", { type: "signup" }, "pending@example.com", "nobody3@example.com"],
+    ];
+    for (const [path, extra, known, unknown] of cases) {
+      const k1 = await call(srv, "POST", path, { email: known, ...extra });
+      const u1 = await call(srv, "POST", path, { email: unknown, ...extra });
+      assert.equal(shape(k1), shape(u1), `${path} first request`);
+      assert.equal(k1.status, 200);
+      await smtp.waitForMail(known);
+      const k2 = await call(srv, "POST", path, { email: known, ...extra });
+      const u2 = await call(srv, "POST", path, { email: unknown, ...extra });
+      assert.equal(k2.status, 429, `${path}: ${JSON.stringify(k2.body)}`);
+      assert.equal(shape(k2), shape(u2), `${path} repeated request`);
+      assert.equal(k2.body.msg, u2.body.msg, path);
+      // /otp shares the sign-in mails' interval with /recover's 60 s
+    }
+    assert.equal(smtp.count("nobody1@example.com") + smtp.count("nobody2@example.com"), 0);
+    assert.equal(smtp.count("nobody3@example.com"), 0);
+    // a refused unknown address counts nothing against the hourly cap
+    const sent = await srv.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${srv.db.t("send_log")} WHERE channel = 'email'`,
+    );
+    assert.equal(sent[0].n, 3);
+  }, { clock: stillClock() });
+});
+
+Deno.test("enumeration: a new user's sign-in mail and a confirmed user's share one interval", async () => {
+  await withEmail({}, async ({ srv, smtp }) => {
+    await confirmed(srv, "old@example.com");
+    for (const email of ["old@example.com", "brand-new@example.com"]) {
+      const a = await call(srv, "POST", "/magiclink", { email });
+      assert.equal(a.status, 200);
+      await smtp.waitForMail(email);
+    }
+    const known = await call(srv, "POST", "/magiclink", { email: "old@example.com" });
+    const fresh = await call(srv, "POST", "/magiclink", { email: "brand-new@example.com" });
+    assert.equal(known.status, 429);
+    assert.equal(shape(known), shape(fresh));
+  }, { clock: stillClock() });
+});
+
+Deno.test("enumeration: answers without a mail wait as long as sending one takes", async () => {
+  await withEmail(
+    { AUTHSVC_SMTP_MAX_FREQUENCY: "0", AUTHSVC_SMTP_LINK_FREQUENCY: "0" },
+    async ({ srv }) => {
+      const timing = srv.services.mailer.timing;
+      const waits: number[] = [];
+      timing.sleep = (ms) => {
+        waits.push(ms);
+        return Promise.resolve();
+      };
+      await confirmed(srv, "k@example.com");
+      await confirmed(srv, "p@example.com", false);
+      const token = await call(srv, "POST", "/token?grant_type=password", {
+        email: "k@example.com",
+        password: "pw-123456",
+      });
+      // one real mail of each kind, so there is a send time to imitate
+      await call(srv, "POST", "/recover", { email: "k@example.com" });
+      await call(srv, "POST", "/otp", { email: "k@example.com" });
+      await call(srv, "POST", "/resend", { type: "signup", email: "p@example.com" });
+      await call(srv, "PUT", "/user", { email: "k2@example.com" }, String(token.body.access_token));
+      for (const a of ["recovery", "magiclink", "confirmation", "email_change_new"]) {
+        assert.ok(timing.expected(a) > 0, a);
+      }
+      assert.deepEqual(waits, [], "sending a mail waits for nothing");
+
+      const quiet: [string, Record<string, unknown>][] = [
+        ["/recover", { email: "u1@example.com" }],
+        ["/otp", { email: "u2@example.com", create_user: false }],
+        ["/resend", { type: "signup", email: "u3@example.com" }],
+        ["/resend", { type: "signup", email: "k@example.com" }], // already confirmed
+        ["/resend", { type: "email_change", email: "u4@example.com" }],
+        ["/signup", { email: "k@example.com", password: "pw-123456" }], // already confirmed
+      ];
+      for (const [path, body] of quiet) {
+        waits.length = 0;
+        const r = await call(srv, "POST", path, body);
+        assert.equal(r.status, 200, `${path} ${JSON.stringify(r.body)}`);
+        assert.ok(waits.length > 0 && waits.every((w) => w > 0), `${path} ${JSON.stringify(body)}`);
+      }
+    },
+  );
+});
+
+Deno.test("answer timing: the median of recent sends, with jitter, minus the time already spent", async () => {
+  const t = new AnswerTiming();
+  let clock = 1000;
+  const waits: number[] = [];
+  t.now = () => clock;
+  t.sleep = (ms) => {
+    waits.push(ms);
+    return Promise.resolve();
+  };
+  t.random = () => 0.5; // no jitter
+  await t.pad("recovery", clock);
+  assert.deepEqual(waits, [], "nothing to imitate before the first send");
+  for (const ms of [900, 100, 120, 110]) t.observe("recovery", ms); // a cold first send
+  assert.equal(t.expected("recovery"), 120);
+  clock = 1030;
+  await t.pad("recovery", 1000);
+  assert.deepEqual(waits, [90]);
+  t.observe("stall", 60_000);
+  assert.equal(t.expected("stall"), 3000, "a stalled send is imitated only up to 3 s");
+  t.random = () => 0;
+  waits.length = 0;
+  await t.pad("recovery", clock);
+  assert.deepEqual(waits, [120 * 0.85]);
+});
