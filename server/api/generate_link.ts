@@ -2,12 +2,15 @@
  * POST /admin/generate_link {type, email, password?, data?, new_email?,
  * redirect_to | redirectTo}: an admin gets the link a mail would carry,
  * without any mail being sent. Types (spec 2.4): `signup` (creates the user
- * with `password` and `data`), `invite`, `magiclink`, `recovery` (the user
- * must exist), `email_change_current` and `email_change_new` (`new_email`).
+ * with `password` and `data`), `invite`, `magiclink` (an unknown address
+ * becomes a user and gets a `signup` link, as in GoTrue), `recovery` (the
+ * user must exist), `email_change_current` (only with secure e-mail change)
+ * and `email_change_new` (`new_email`).
  *
  * Answer: the user's fields plus `action_link` (…/verify?token=…&type=…&
  * redirect_to=…), `email_otp` (the code), `hashed_token` (the link's token,
- * for POST /verify `token_hash`), `verification_type` and `redirect_to`.
+ * for POST /verify `token_hash`), `verification_type` (the requested type,
+ * `signup` for a new magic-link user) and `redirect_to`.
  */
 import type { Hono } from "../../deps.ts";
 import { isUniqueViolation } from "../db/db.ts";
@@ -87,6 +90,7 @@ export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
     const data = optObject(body, "data");
     let user: UserRow | null;
     let action: EmailAction;
+    let verificationType: string = type;
     switch (type) {
       case "signup":
         user = await signupUser(s, email, optString(body, "password", 1024), data);
@@ -97,12 +101,23 @@ export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
         action = "invite";
         break;
       case "magiclink":
+        user = await s.users.findByEmail(email);
+        action = "magiclink";
+        if (!user) {
+          user = await signupUser(s, email, undefined, data);
+          action = "confirmation";
+          verificationType = "signup";
+        }
+        break;
       case "recovery":
         user = await s.users.findByEmail(email);
         if (!user) throw new ApiError(404, "user_not_found", "User with this email not found");
         action = type;
         break;
       default: {
+        if (type === "email_change_current" && !s.config.mailer.secureEmailChangeEnabled) {
+          throw badRequest("Enable secure email change to generate link for current email");
+        }
         user = await s.users.findByEmail(email);
         if (!user) throw new ApiError(404, "user_not_found", "User with this email not found");
         const newEmail = checkEmail(reqString(body, "new_email", 320));
@@ -124,7 +139,7 @@ export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
       action_link: link.actionLink,
       email_otp: link.emailOtp,
       hashed_token: link.hashedToken,
-      verification_type: link.verificationType,
+      verification_type: verificationType,
       redirect_to: link.redirectTo,
     });
   });

@@ -62,6 +62,15 @@ function withFragment(url: string, params: Record<string, string>): string {
   return u.toString();
 }
 
+/** The OAuth `error` of a redirect, by the status the failure would have as JSON (GoTrue's map). */
+const OAUTH_ERROR: Record<number, string> = {
+  400: "invalid_request",
+  401: "unauthorized_client",
+  403: "access_denied",
+  500: "server_error",
+  503: "temporarily_unavailable",
+};
+
 const MSG_PARTIAL =
   "Confirmation link accepted. Please proceed to confirm link sent to the other email";
 
@@ -73,25 +82,26 @@ async function verifyGet(c: Ctx, s: Services): Promise<Response> {
   if (c.req.method === "HEAD" || isPrefetch(c)) {
     return c.body(null, 200, { "cache-control": "no-store" });
   }
-  const fail = (code: string, description: string) =>
+  const fail = (status: number, code: string, description: string) =>
     c.redirect(
       withFragment(redirectTo, {
-        error: code === "otp_expired" ? "access_denied" : "server_error",
+        error: OAUTH_ERROR[status] ?? (status < 500 ? "invalid_request" : "server_error"),
         error_code: code,
         error_description: description,
       }),
       303,
     );
   if (!isEmailType(type) || type === "email") {
-    return fail("validation_failed", "Verify requires a verification type");
+    return fail(400, "validation_failed", "Verify requires a verification type");
   }
-  if (!token) return fail("validation_failed", "Verify requires a token");
+  if (!token) return fail(400, "validation_failed", "Verify requires a token");
   let v: EmailVerified;
   try {
     v = await verifyEmailToken(s, type, { kind: "link", token }, { ip: clientIp(c) });
   } catch (e) {
     if (e instanceof ApiError) {
       return fail(
+        e.status,
         e.errorCode,
         e.errorCode === "otp_expired" ? "Email link is invalid or has expired" : e.message,
       );
@@ -107,7 +117,7 @@ async function verifyGet(c: Ctx, s: Services): Promise<Response> {
     try {
       code = await issueAuthCode(s.db, s.clock, flowId, v.user.id);
     } catch (e) {
-      if (e instanceof ApiError) return fail(e.errorCode, e.message);
+      if (e instanceof ApiError) return fail(e.status, e.errorCode, e.message);
       throw e;
     }
     const u = new URL(redirectTo);

@@ -111,7 +111,7 @@ export async function verifyEmailToken(
   if (!user) throw otpInvalid();
   const now = s.clock.now();
   if (user.banned_until && new Date(user.banned_until) > now) {
-    throw new ApiError(400, "user_banned", "User is banned");
+    throw new ApiError(403, "user_banned", "User is banned");
   }
   const linkType = LINK_TYPE[token.token_type] ?? type;
 

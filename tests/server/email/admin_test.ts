@@ -119,11 +119,21 @@ Deno.test("generate_link: every type answers the link fields and sends no mail",
     });
     assert.equal(ec.status, 200, JSON.stringify(ec.body));
     assert.equal(ec.body.new_email, "gl2@example.com");
-    assert.equal(ec.body.verification_type, "email_change");
+    assert.equal(ec.body.verification_type, "email_change_new");
+    assert.equal(new URL(String(ec.body.action_link)).searchParams.get("type"), "email_change");
     const ecv = await openLink(local(srv, String(ec.body.action_link)));
     const f = fragment(ecv.location!);
     assert.equal(f.type, "email_change");
     assert.equal((await getUser(srv, f.access_token)).email, "gl2@example.com");
+
+    // a magic link for an unknown address makes the user, with a sign-up link (GoTrue)
+    const fresh = await gen({ type: "magiclink", email: "fresh@example.com" });
+    assert.equal(fresh.status, 200, JSON.stringify(fresh.body));
+    assert.equal(fresh.body.verification_type, "signup");
+    assert.equal(new URL(String(fresh.body.action_link)).searchParams.get("type"), "signup");
+    const fv = fragment((await openLink(local(srv, String(fresh.body.action_link)))).location!);
+    assert.equal(fv.type, "signup");
+    assert.ok((await getUser(srv, fv.access_token)).email_confirmed_at);
 
     const missing = await gen({ type: "recovery", email: "nobody@example.com" });
     assert.equal(missing.status, 404);
@@ -174,7 +184,7 @@ Deno.test("auth-js admin: inviteUserByEmail and generateLink (newEmail, redirect
       options: { redirectTo: "http://localhost:3000/moved" },
     });
     assert.equal(gl.error, null);
-    assert.equal(gl.data.properties?.verification_type, "email_change");
+    assert.equal(gl.data.properties?.verification_type, "email_change_current");
     assert.equal(gl.data.properties?.redirect_to, "http://localhost:3000/moved");
     assert.match(String(gl.data.properties?.email_otp), /^\d{6}$/);
     assert.equal(gl.data.user?.new_email, "js2@example.com");

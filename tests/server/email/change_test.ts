@@ -84,6 +84,14 @@ Deno.test("e-mail change (secure off): one link to the new address; taken addres
       });
       assert.equal(rs.status, 200);
       await smtp.expectNoMail("b@example.com");
+      // without secure change there is no link for the current address
+      const gl = await call(srv, "POST", "/admin/generate_link", {
+        type: "email_change_current",
+        email: "b@example.com",
+        new_email: "c@example.com",
+      }, await srv.serviceRoleToken());
+      assert.equal(gl.status, 400);
+      assert.match(String(gl.body.msg), /secure email change/);
     },
   );
 });

@@ -182,5 +182,29 @@ Deno.test("verify: bad input is a 4xx naming the field", async () => {
     await g.body?.cancel();
     assert.equal(g.status, 303);
     assert.match(g.headers.get("location")!, /error_code=validation_failed/);
+    assert.match(g.headers.get("location")!, /#error=invalid_request&/);
+  });
+});
+
+Deno.test("verify: a banned user's link lands with access_denied and user_banned", async () => {
+  await withEmail({}, async ({ srv, smtp }) => {
+    const { id } = await confirmedUser(srv, "banned@example.com");
+    await call(srv, "POST", "/magiclink", { email: "banned@example.com" });
+    const mail = await smtp.waitForMail("banned@example.com");
+    const ban = await call(
+      srv,
+      "PUT",
+      `/admin/users/${id}`,
+      { ban_duration: "24h" },
+      await srv.serviceRoleToken(),
+    );
+    assert.equal(ban.status, 200, JSON.stringify(ban.body));
+    const { status, location } = await openLink(local(srv, mail.link));
+    assert.equal(status, 303);
+    assert.equal(location!.origin, "http://localhost:3000");
+    const f = fragment(location!);
+    assert.equal(f.error, "access_denied");
+    assert.equal(f.error_code, "user_banned");
+    assert.equal(f.access_token, undefined);
   });
 });
