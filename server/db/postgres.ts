@@ -11,7 +11,11 @@ function queryable(sql: AnySql): Queryable {
   return {
     async query<T>(text: string, params: unknown[] = []): Promise<T[]> {
       try {
-        return [...await sql.unsafe(text, params as never[])] as T[];
+        // Named prepared statements: `unsafe` defaults to unnamed ones, which cost every
+        // parameterised query two round trips (Parse+Describe, wait, then Bind+Execute) and a
+        // fresh parse and plan in PostgreSQL; prepared once per connection, it is one round
+        // trip (bench/README.md, "GET /user").
+        return [...await sql.unsafe(text, params as never[], { prepare: true })] as T[];
       } catch (e) {
         throw classifyDbError(e);
       }
