@@ -20,7 +20,7 @@ import type { Hono } from "../../deps.ts";
 import { randomToken } from "../auth/crypto.ts";
 import { OAuthStates, type OpenedState, StateError } from "../auth/oauth_state.ts";
 import { createFlowState, issueAuthCode, readPkceParams } from "../auth/pkce.ts";
-import { verifyRedirectTo } from "../auth/redirect.ts";
+import { isRedirectAllowed, verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
 import { signInUser } from "../providers/accounts.ts";
 import { linkIdentity, unlinkIdentity } from "../providers/identities.ts";
@@ -51,6 +51,17 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
   const registry = new ProviderRegistry(s.config, s.log);
   const states = new OAuthStates(s.db, s.config.jwt.secret, s.clock);
 
+  /**
+   * Where the user goes afterwards: `redirect_to` when permitted, else the
+   * page the browser came from (Referer) when permitted, else SITE_URL, as
+   * GoTrue does: a sign-in started without `redirectTo` returns to the app.
+   */
+  function redirectTarget(c: Ctx): string {
+    const asked = redirectToParam(c);
+    if (asked && isRedirectAllowed(s.config, asked)) return asked;
+    return verifyRedirectTo(s.config, c.req.header("referer"));
+  }
+
   /** The provider URL for a sign-in (or a link, with `linkUserId`). */
   async function providerUrl(c: Ctx, linkUserId?: string): Promise<string> {
     const name = c.req.query("provider") ?? "";
@@ -69,7 +80,7 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
     const nonce = randomToken(16);
     const state = await states.seal({
       provider: provider.spec.name,
-      redirectTo: verifyRedirectTo(s.config, redirectToParam(c)),
+      redirectTo: redirectTarget(c),
       nonce,
       providerVerifier: ours?.codeVerifier,
       codeChallenge: pkce?.codeChallenge,

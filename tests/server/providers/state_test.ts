@@ -12,7 +12,15 @@ import { verifyIdToken } from "../../../server/providers/id_token.ts";
 import { ProviderError } from "../../../server/providers/types.ts";
 import { startProviderFake } from "../../helpers/provider_fakes.ts";
 import { startTestServer } from "../../helpers/server.ts";
-import { defaultUser, land, REDIRECT_URI, redirectOf, serverWithFakes, SITE } from "./_util.ts";
+import {
+  defaultUser,
+  land,
+  REDIRECT_URI,
+  redirectOf,
+  serverWithFakes,
+  signIn,
+  SITE,
+} from "./_util.ts";
 
 /** A clock the test moves. */
 function movableClock() {
@@ -385,6 +393,36 @@ Deno.test("a failing user-info call redirects with the error, not a 500", async 
       );
       assert.equal(n[0].n, 0, "no user was made");
     }
+  } finally {
+    await env.close();
+  }
+});
+
+Deno.test("without redirect_to the user returns to the page they came from, when permitted", async () => {
+  const env = await serverWithFakes(["gitlab"], {
+    AUTHSVC_URI_ALLOW_LIST: "http://localhost:5173/**",
+  });
+  try {
+    const fake = env.fakes.gitlab;
+    const from = (referer: string, query: Record<string, string> = {}) => {
+      fake.user = defaultUser();
+      return signIn(env.srv, fake, { query, headers: { referer } });
+    };
+    const dev = await from("http://localhost:5173/login");
+    assert.equal(dev.location.href.split("#")[0], "http://localhost:5173/login");
+    assert.ok(dev.hash.get("access_token"));
+    // A foreign page is no target: SITE_URL.
+    const evil = await from("https://evil.example/phish");
+    assert.equal(evil.location.origin, SITE);
+    // redirect_to, when permitted, wins; when not, the Referer still counts.
+    const asked = await from("http://localhost:5173/login", {
+      redirect_to: "http://localhost:3000/done",
+    });
+    assert.equal(asked.location.href.split("#")[0], "http://localhost:3000/done");
+    const refused = await from("http://localhost:5173/login", {
+      redirect_to: "https://evil.example/",
+    });
+    assert.equal(refused.location.href.split("#")[0], "http://localhost:5173/login");
   } finally {
     await env.close();
   }
