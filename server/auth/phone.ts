@@ -35,7 +35,7 @@ import { randomDigits } from "./crypto.ts";
 import type { Events } from "./events.ts";
 import type { OneTimeTokenRow, OneTimeTokens } from "./otp.ts";
 import type { SendLimits } from "./send_limits.ts";
-import type { UserRow, Users } from "./users.ts";
+import { normalizePhone, type UserRow, type Users } from "./users.ts";
 
 /** The one-time token types the phone flows use. */
 export type PhoneCodeType = "sms" | "phone_change" | "reauthentication";
@@ -52,9 +52,8 @@ export function parsePhone(raw: unknown, field = "phone"): string {
     throw unprocessable(`${field} is required`);
   }
   if (typeof raw !== "string") throw unprocessable(`${field} must be a string`);
-  const compact = raw.trim().replace(/[\s\-.()]/g, "");
-  const digits = compact.startsWith("+") ? compact.slice(1) : compact;
-  if (!/^[1-9][0-9]{1,14}$/.test(digits)) {
+  const digits = normalizePhone(raw);
+  if (!digits) {
     throw unprocessable(
       field === "phone"
         ? "Invalid phone number format (E.164 required)"

@@ -61,11 +61,13 @@ export function normalizeEmail(email: string): string {
 }
 
 /**
- * A phone number as stored: E.164 digits without the leading "+" (spaces
- * removed), or null when it is not an E.164 number.
+ * A phone number as stored: E.164 digits without the leading "+" (spaces,
+ * dashes, dots and parentheses removed, so "+1 (555) 123-4567" is
+ * "15551234567"), or null when it is not an E.164 number. The one rule of
+ * every endpoint that takes a phone.
  */
 export function normalizePhone(phone: string): string | null {
-  const p = phone.replace(/\s+/g, "").replace(/^\+/, "");
+  const p = phone.replace(/[\s\-.()]/g, "").replace(/^\+/, "");
   return /^[1-9][0-9]{1,14}$/.test(p) ? p : null;
 }
 

@@ -75,6 +75,30 @@ Deno.test("bad phone numbers are a 422 naming the field", async () => {
   });
 });
 
+Deno.test("a number written with spaces, dashes, dots or parentheses is the same number everywhere", async () => {
+  await withPhoneServer("twilio", {}, async ({ srv, sms }) => {
+    const up = await postJson(srv, "/signup", { phone: "+1 (555) 000-4444", password: PASSWORD });
+    assert.equal(up.status, 200, JSON.stringify(up.body));
+    assert.equal((up.body as { phone?: string }).phone, "15550004444");
+    const v = await postJson(srv, "/verify", {
+      type: "sms",
+      phone: "+1.555.000.4444",
+      token: sms.lastCode("15550004444"),
+    });
+    assert.equal(v.status, 200, JSON.stringify(v.body));
+    const t = await postJson(srv, "/token?grant_type=password", {
+      phone: "+1-555-000-4444",
+      password: PASSWORD,
+    });
+    assert.equal(t.status, 200, JSON.stringify(t.body));
+    const admin = await postJson(srv, "/admin/users", { phone: "+1 (555) 000-5555" }, {
+      authorization: `Bearer ${await srv.serviceRoleToken()}`,
+    });
+    assert.equal(admin.status, 200, JSON.stringify(admin.body));
+    assert.equal(admin.body.phone, "15550005555");
+  });
+});
+
 Deno.test("gateway down during sign-up: a clear error, and the sign-up can simply be retried", async () => {
   await withPhoneServer("messagebird", {}, async ({ srv, sms }) => {
     sms.failWith("server", 1);
