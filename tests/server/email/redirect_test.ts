@@ -60,6 +60,17 @@ Deno.test("redirect_to: open-redirect attempts fall back to SITE_URL", () => {
       "http://localhost:3001/auth/callback",
       "myapp://callback.evil",
       "otherapp://callback",
+      "https:evil.example",
+      "https:/\\evil.example",
+      "https://evil.example#@site.example.com",
+      "https://evil.example?@site.example.com",
+      "https://site.example.com%40evil.example",
+      "https://site.example.com%09.evil.example",
+      "https://\u0455ite.example.com", // Cyrillic "s"
+      "https://evil.example/https://site.example.com",
+      "vbscript:msgbox(1)",
+      "file:///etc/passwd",
+      "myapp://callback@evil",
       "",
     ]
   ) {
