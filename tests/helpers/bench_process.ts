@@ -79,7 +79,7 @@ export async function startServerProcess(
       "server/main.ts",
       "serve",
       "--env-file",
-      "/nonexistent/authsvc.env",
+      "/dev/null",
     ],
     cwd: ROOT,
     clearEnv: true,
