@@ -29,6 +29,8 @@ export interface AdminUserParams {
 const HASH =
   /^(\$2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}|\$argon2(id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+)$/;
 
+const MAX_GO_DURATION_MS = 9_223_372_036_854.775;
+
 /** Parses and validates the admin user body. */
 export function parseAdminUser(body: Body, config: Config, now: Date): AdminUserParams {
   const p: AdminUserParams = {};
@@ -66,7 +68,8 @@ export function parseAdminUser(body: Body, config: Config, now: Date): AdminUser
     if (ban === "none") p.bannedUntil = null;
     else {
       const ms = parseDurationMs(ban);
-      if (ms === null || ms < 0 || !/[a-zµ]$/.test(ban.trim())) {
+      // Go's durations end at 2562047h47m16.854775807s (int64 nanoseconds); GoTrue refuses more.
+      if (ms === null || ms < 0 || ms > MAX_GO_DURATION_MS || !/[a-zµ]$/.test(ban.trim())) {
         throw badRequest(
           `ban_duration must be a duration like 24h, 30m or 1h30m (units ns, us, ms, s, m, h) or "none"`,
         );
