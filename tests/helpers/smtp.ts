@@ -3,6 +3,7 @@
  * are parsed with `mailparser`, so tests read mail as a user would.
  *
  *   const smtp = await startSmtp();               // 127.0.0.1, a free port
+ *   const authed = await startSmtp({ auth: { user: "u", pass: "p" } }); // AUTH required
  *   const srv = await startTestServer({ ...smtp.env }); // AUTHSVC_SMTP_HOST/PORT
  *   ...
  *   const mail = await smtp.waitForMail("a@example.com", { subject: /Confirm/ });
@@ -10,6 +11,7 @@
  *   mail.links;     // every http(s) URL of the text part, in order
  *   mail.link;      // the action link (the first with ?token=, else the first), "" when none
  *   mail.code;      // the first 6-10 digit number in the text ("" when none)
+ *   mail.authUser;  // the user the client authenticated as ("" without AUTH)
  *   smtp.mode = "refuse"; // answer 554 to every mail (the server is "down")
  *   smtp.mode = "stall";  // accept the connection, never answer the DATA
  *   smtp.mode = "accept"; // back to normal
@@ -33,6 +35,7 @@ export interface ReceivedMail {
   links: string[];
   link: string;
   code: string;
+  authUser: string;
 }
 
 /** A running SMTP test server. */
@@ -55,19 +58,30 @@ export interface TestSmtp {
 // deno-lint-ignore no-explicit-any
 type Any = any;
 
-/** Starts an SMTP server on 127.0.0.1, port 0. */
-export async function startSmtp(): Promise<TestSmtp> {
+/** Starts an SMTP server on 127.0.0.1, port 0; with `auth`, mail needs AUTH with those credentials. */
+export async function startSmtp(
+  opts: { auth?: { user: string; pass: string } } = {},
+): Promise<TestSmtp> {
   const received: ReceivedMail[] = [];
   const taken = new Set<ReceivedMail>();
   const waiters = new Set<() => void>();
   const stalled: (() => void)[] = [];
   const state = { mode: "accept" as TestSmtp["mode"] };
 
+  const auth = opts.auth;
   const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
+    authOptional: !auth,
+    allowInsecureAuth: !!auth,
+    authMethods: ["PLAIN", "LOGIN"],
+    disabledCommands: auth ? ["STARTTLS"] : ["STARTTLS", "AUTH"],
     logger: false,
-    onData(stream: Any, _session: Any, callback: (e?: Error | null) => void) {
+    onAuth(a: Any, _session: Any, callback: (e: Error | null, r?: Any) => void) {
+      if (auth && a.username === auth.user && a.password === auth.pass) {
+        return callback(null, { user: a.username });
+      }
+      callback(new Error("Invalid username or password"));
+    },
+    onData(stream: Any, session: Any, callback: (e?: Error | null) => void) {
       if (state.mode === "refuse") {
         stream.resume();
         stream.on("end", () => {
@@ -97,6 +111,7 @@ export async function startSmtp(): Promise<TestSmtp> {
           links,
           link: links.find((l) => /[?&]token=/.test(l)) ?? links[0] ?? "",
           code: /\b(\d{6,10})\b/.exec(text)?.[1] ?? "",
+          authUser: typeof session?.user === "string" ? session.user : "",
         });
         for (const w of waiters) w();
         callback();
