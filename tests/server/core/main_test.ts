@@ -1,6 +1,6 @@
 /** server/main.ts as a process: the command line, configuration errors, migrate, shutdown. */
 import assert from "node:assert/strict";
-import { runServerCommand, startServerProcess } from "../../helpers/process.ts";
+import { freePort, runServerCommand, startServerProcess } from "../../helpers/process.ts";
 import { VERSION } from "../../../server/version.ts";
 
 Deno.test("main --help lists the commands; version prints the version", async () => {
@@ -84,5 +84,61 @@ Deno.test("SIGTERM: requests in flight are answered, then the process exits 0", 
     assert.ok(p.stdout.some((l) => l.includes('"stopped"')), p.stdout.join("\n"));
   } finally {
     await p.stop("SIGKILL");
+  }
+});
+
+Deno.test("a fresh clone starts on the committed .env.example with no other step", async () => {
+  const root = new URL("../../../", import.meta.url);
+  const dir = await Deno.makeTempDir({ prefix: "authsvc-clone-" });
+  await Deno.copyFile(new URL(".env.example", root), `${dir}/.env.example`);
+  const env: Record<string, string> = { PORT: String(freePort()), AUTHSVC_API_HOST: "127.0.0.1" };
+  for (const k of ["PATH", "HOME", "DENO_DIR", "TMPDIR", "XDG_CACHE_HOME"]) {
+    const v = Deno.env.get(k);
+    if (v !== undefined) env[k] = v;
+  }
+  // what `deno task start` runs, from a directory holding only .env.example
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-P=server",
+      "--config",
+      new URL("deno.json", root).pathname,
+      new URL("server/main.ts", root).pathname,
+    ],
+    cwd: dir,
+    env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+  ]);
+  try {
+    let health = 0;
+    for (let i = 0; i < 600 && health !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      health = await fetch(`http://127.0.0.1:${env.PORT}/health`)
+        .then(async (r) => (await r.body?.cancel(), r.status))
+        .catch(() => 0);
+    }
+    assert.equal(health, 200);
+    child.kill("SIGTERM");
+    assert.equal((await child.status).code, 0);
+    const [stdout, stderr] = await output;
+    assert.match(stdout, /using the defaults of \.\/\.env\.example/, stderr);
+    assert.ok(
+      (await Deno.stat(`${dir}/.authsvc/data`)).isDirectory,
+      "PGlite data under ./.authsvc",
+    );
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+    await child.status;
+    await output;
+    await Deno.remove(dir, { recursive: true });
   }
 });
