@@ -197,3 +197,57 @@ Deno.test("auth-js admin: inviteUserByEmail and generateLink (newEmail, redirect
     assert.equal((v.body.user as { email: string }).email, "js2@example.com");
   });
 });
+
+Deno.test("POST /verify: invite (code + password) and recovery (token_hash, link token) from the mails", async () => {
+  await withEmail({ AUTHSVC_SMTP_LINK_FREQUENCY: "0" }, async ({ srv, smtp }) => {
+    const admin = await srv.serviceRoleToken();
+    await call(srv, "POST", "/invite", { email: "pv@example.com" }, admin);
+    const inv = await smtp.waitForMail("pv@example.com", { subject: "You have been invited" });
+    const v = await call(srv, "POST", "/verify", {
+      type: "invite",
+      email: "pv@example.com",
+      token: inv.code,
+      password: "invited-pw",
+    });
+    assert.equal(v.status, 200, JSON.stringify(v.body));
+    assert.equal(v.body.type, "invite");
+    assert.ok(v.body.access_token);
+    const login = await call(srv, "POST", "/token?grant_type=password", {
+      email: "pv@example.com",
+      password: "invited-pw",
+    });
+    assert.equal(login.status, 200, "the password given with the invite code is set");
+
+    await call(srv, "POST", "/recover", { email: "pv@example.com" });
+    const r1 = await smtp.waitForMail("pv@example.com", { subject: "Reset Your Password" });
+    const byHash = await call(srv, "POST", "/verify", {
+      type: "recovery",
+      token_hash: new URL(r1.link).searchParams.get("token"),
+    });
+    assert.equal(byHash.status, 200, JSON.stringify(byHash.body));
+    assert.equal(byHash.body.type, "recovery");
+
+    await call(srv, "POST", "/recover", { email: "pv@example.com" });
+    const r2 = await smtp.waitForMail("pv@example.com", { subject: "Reset Your Password" });
+    const byToken = await call(srv, "POST", "/verify", {
+      type: "recovery",
+      token: new URL(r2.link).searchParams.get("token"),
+    });
+    assert.equal(byToken.status, 200, JSON.stringify(byToken.body));
+    // a recovery token is not a magic link, nor a sign-up
+    await call(srv, "POST", "/recover", { email: "pv@example.com" });
+    const r3 = await smtp.waitForMail("pv@example.com", { subject: "Reset Your Password" });
+    const wrongType = await call(srv, "POST", "/verify", {
+      type: "signup",
+      email: "pv@example.com",
+      token: r3.code,
+    });
+    assert.equal(wrongType.status, 403);
+    const right = await call(srv, "POST", "/verify", {
+      type: "recovery",
+      email: "pv@example.com",
+      token: r3.code,
+    });
+    assert.equal(right.status, 200, "a wrong type does not use the code up");
+  });
+});
