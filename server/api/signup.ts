@@ -6,13 +6,8 @@
  * phone) the answer is a session; with it off, the user, and the channel's
  * sign-up hooks send the confirmation (see `onSignup` below).
  *
- * Duplicates (spec 4, 7): with autoconfirm off a known address answers like a
- * fresh sign-up, with a fabricated user and a random id, so that nobody can
- * learn which addresses have accounts: the same members, timestamps that
- * move like a stored user's, and about the same time to answer (a fresh
- * sign-up's insert and mail are waited out). With autoconfirm on GoTrue answers 422
- * user_already_exists; a duplicate phone with SMS autoconfirm on is 400 "User
- * already registered" (spec 7.2). Parallel sign-ups of one address make one
+ * Duplicates (spec 4, 7) are answered by signup_duplicate.ts without telling
+ * which addresses have accounts. Parallel sign-ups of one address make one
  * user: the unique index decides, the loser is treated as a duplicate.
  */
 import type { Hono } from "../../deps.ts";
@@ -21,7 +16,8 @@ import { checkPasswordStrength } from "../auth/passwords.ts";
 import { normalizePhone, type UserRow, userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
-import { ApiError, badRequest, unprocessable } from "./errors.ts";
+import { ApiError, unprocessable } from "./errors.ts";
+import { duplicateSignup, recordFreshWork } from "./signup_duplicate.ts";
 import { type Body, checkEmail, optObject, optString, readBody, redirectToParam } from "./input.ts";
 
 /** The channel a sign-up came through. */
@@ -73,92 +69,6 @@ function hooksOf(s: Services): Record<SignupChannel, SignupHook[]> {
  */
 export function onSignup(s: Services, channel: SignupChannel, hook: SignupHook): void {
   hooksOf(s)[channel].push(hook);
-}
-
-/**
- * How long the work after the address lookup takes for a fresh sign-up (the
- * insert, the confirmation mail), per server and channel, as a moving
- * average. A duplicate sign-up whose hooks send nothing (the address is
- * confirmed) waits as long, so that the answer's timing does not tell a known
- * address from a new one.
- */
-const freshWork = new WeakMap<Services, Partial<Record<SignupChannel, number>>>();
-
-function recordFreshWork(s: Services, channel: SignupChannel, ms: number): void {
-  const m = freshWork.get(s) ?? {};
-  const prev = m[channel];
-  m[channel] = prev === undefined ? ms : prev * 0.8 + ms * 0.2;
-  freshWork.set(s, m);
-}
-
-/** Waits until a duplicate sign-up has taken as long as a fresh one usually does (at most 5 s). */
-async function padLikeFresh(s: Services, channel: SignupChannel, startedMs: number): Promise<void> {
-  const typical = Math.min(freshWork.get(s)?.[channel] ?? 0, 5000);
-  const wait = typical - (performance.now() - startedMs);
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-}
-
-/**
- * A user answer indistinguishable from a fresh sign-up, for a known address:
- * the same members and, like a stored user, created when the lookup ended
- * (`createdAt`) and updated (confirmation sent) later, once the hooks ran.
- */
-function fabricatedUser(
-  s: Services,
-  channel: SignupChannel,
-  address: string,
-  data: Record<string, unknown>,
-  confirmationSent: boolean,
-  createdAt: Date,
-): Record<string, unknown> {
-  const later = s.clock.now();
-  const now = later.getTime() > createdAt.getTime() ? later : new Date(createdAt.getTime() + 1);
-  const id = crypto.randomUUID();
-  const row: UserRow = {
-    id,
-    aud: s.config.jwt.aud,
-    role: s.config.jwt.defaultGroupName || "authenticated",
-    email: channel === "email" ? address : null,
-    encrypted_password: null,
-    email_confirmed_at: null,
-    invited_at: null,
-    confirmation_sent_at: confirmationSent && channel === "email" ? now : null,
-    recovery_sent_at: null,
-    email_change: null,
-    email_change_sent_at: null,
-    email_change_confirm_status: 0,
-    phone: channel === "phone" ? address : null,
-    phone_confirmed_at: null,
-    phone_change: null,
-    phone_change_sent_at: null,
-    reauthentication_sent_at: null,
-    last_sign_in_at: null,
-    raw_app_meta_data: { provider: channel, providers: [channel] },
-    raw_user_meta_data: data,
-    banned_until: null,
-    deleted_at: null,
-    is_anonymous: false,
-    created_at: createdAt,
-    updated_at: confirmationSent ? now : createdAt,
-  };
-  if (confirmationSent && channel === "phone") row.confirmation_sent_at = now;
-  const identity = {
-    id: crypto.randomUUID(),
-    user_id: id,
-    provider: channel,
-    provider_id: id,
-    identity_data: {
-      sub: id,
-      [channel]: address,
-      email_verified: false,
-      phone_verified: false,
-    },
-    email: channel === "email" ? address : null,
-    last_sign_in_at: createdAt,
-    created_at: createdAt,
-    updated_at: createdAt,
-  };
-  return userToJson(row, { identities: [identity] });
 }
 
 async function anonymousSignup(c: Ctx, s: Services, body: Body): Promise<Response> {
@@ -278,6 +188,7 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
         autoconfirm,
         redirectTo,
         lookedUp,
+        hooksOf(s)[channel],
       );
     }
 
@@ -316,44 +227,4 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
     recordFreshWork(s, channel, performance.now() - lookedUp);
     return c.json(answer);
   });
-}
-
-async function duplicateSignup(
-  c: Ctx,
-  s: Services,
-  body: Body,
-  existing: UserRow,
-  channel: SignupChannel,
-  address: string,
-  data: Record<string, unknown>,
-  autoconfirm: boolean,
-  redirectTo: string | undefined,
-  lookedUp: number,
-): Promise<Response> {
-  const createdAt = s.clock.now();
-  await s.audit.record({
-    action: "user_repeated_signup",
-    actorId: existing.id,
-    actorUsername: existing.email ?? existing.phone ?? "",
-    logType: "user",
-    traits: { provider: channel },
-    ip: clientIp(c),
-  });
-  if (autoconfirm) {
-    if (channel === "phone") throw badRequest("User already registered", "user_already_exists");
-    throw new ApiError(422, "user_already_exists", "User already registered");
-  }
-  const list = hooksOf(s)[channel];
-  for (const hook of list) {
-    try {
-      await hook({ c, s, user: existing, channel, body, redirectTo, duplicate: true });
-    } catch (e) {
-      // The answer must not differ from a fresh sign-up's: log, never surface.
-      s.log.warn("sign-up hook failed for a known address", {
-        error: e instanceof Error ? e.message : String(e),
-      });
-    }
-  }
-  await padLikeFresh(s, channel, lookedUp);
-  return c.json(fabricatedUser(s, channel, address, data, list.length > 0, createdAt));
 }

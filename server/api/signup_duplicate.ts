@@ -1,0 +1,150 @@
+/**
+ * The answer to a sign-up of a known address, which must not tell itself
+ * apart from a fresh sign-up (spec 4, 7: no account enumeration). With
+ * autoconfirm off it is a fabricated user with a random id, the same members
+ * as a stored one, timestamps that move like a stored user's (created when
+ * the lookup ended, updated when the confirmation went out), and it takes
+ * about as long: the channel's hooks run for the real user (an unconfirmed
+ * one gets its confirmation again) and, when they send nothing, the answer
+ * waits as long as fresh sign-ups' insert and mail took lately. With
+ * autoconfirm on GoTrue answers 422 user_already_exists; a phone, 400 (spec 7.2).
+ */
+import type { UserRow } from "../auth/users.ts";
+import { userToJson } from "../auth/users.ts";
+import type { Services } from "../services.ts";
+import { clientIp, type Ctx } from "./context.ts";
+import { ApiError, badRequest } from "./errors.ts";
+import type { Body } from "./input.ts";
+import type { SignupChannel, SignupHook } from "./signup.ts";
+
+/**
+ * How long the work after the address lookup takes for a fresh sign-up (the
+ * insert, the confirmation mail), per server and channel, as a moving
+ * average. A duplicate sign-up whose hooks send nothing (the address is
+ * confirmed) waits as long, so that the answer's timing does not tell a known
+ * address from a new one.
+ */
+const freshWork = new WeakMap<Services, Partial<Record<SignupChannel, number>>>();
+
+/** Records how long a fresh sign-up's work after the lookup took (call it when it succeeded). */
+export function recordFreshWork(s: Services, channel: SignupChannel, ms: number): void {
+  const m = freshWork.get(s) ?? {};
+  const prev = m[channel];
+  m[channel] = prev === undefined ? ms : prev * 0.8 + ms * 0.2;
+  freshWork.set(s, m);
+}
+
+/** Waits until a duplicate sign-up has taken as long as a fresh one usually does (at most 5 s). */
+async function padLikeFresh(s: Services, channel: SignupChannel, startedMs: number): Promise<void> {
+  const typical = Math.min(freshWork.get(s)?.[channel] ?? 0, 5000);
+  const wait = typical - (performance.now() - startedMs);
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+}
+
+/**
+ * A user answer indistinguishable from a fresh sign-up, for a known address:
+ * the same members and, like a stored user, created when the lookup ended
+ * (`createdAt`) and updated (confirmation sent) later, once the hooks ran.
+ */
+function fabricatedUser(
+  s: Services,
+  channel: SignupChannel,
+  address: string,
+  data: Record<string, unknown>,
+  confirmationSent: boolean,
+  createdAt: Date,
+): Record<string, unknown> {
+  const later = s.clock.now();
+  const now = later.getTime() > createdAt.getTime() ? later : new Date(createdAt.getTime() + 1);
+  const id = crypto.randomUUID();
+  const row: UserRow = {
+    id,
+    aud: s.config.jwt.aud,
+    role: s.config.jwt.defaultGroupName || "authenticated",
+    email: channel === "email" ? address : null,
+    encrypted_password: null,
+    email_confirmed_at: null,
+    invited_at: null,
+    confirmation_sent_at: confirmationSent && channel === "email" ? now : null,
+    recovery_sent_at: null,
+    email_change: null,
+    email_change_sent_at: null,
+    email_change_confirm_status: 0,
+    phone: channel === "phone" ? address : null,
+    phone_confirmed_at: null,
+    phone_change: null,
+    phone_change_sent_at: null,
+    reauthentication_sent_at: null,
+    last_sign_in_at: null,
+    raw_app_meta_data: { provider: channel, providers: [channel] },
+    raw_user_meta_data: data,
+    banned_until: null,
+    deleted_at: null,
+    is_anonymous: false,
+    created_at: createdAt,
+    updated_at: confirmationSent ? now : createdAt,
+  };
+  if (confirmationSent && channel === "phone") row.confirmation_sent_at = now;
+  const identity = {
+    id: crypto.randomUUID(),
+    user_id: id,
+    provider: channel,
+    provider_id: id,
+    identity_data: {
+      sub: id,
+      [channel]: address,
+      email_verified: false,
+      phone_verified: false,
+    },
+    email: channel === "email" ? address : null,
+    last_sign_in_at: createdAt,
+    created_at: createdAt,
+    updated_at: createdAt,
+  };
+  return userToJson(row, { identities: [identity] });
+}
+
+/**
+ * Answers a sign-up of an address that already has an account (spec 4, 7).
+ * Called by POST /signup (signup.ts) after the lookup found the user; the
+ * caller passes the address's channel hooks.
+ */
+export async function duplicateSignup(
+  c: Ctx,
+  s: Services,
+  body: Body,
+  existing: UserRow,
+  channel: SignupChannel,
+  address: string,
+  data: Record<string, unknown>,
+  autoconfirm: boolean,
+  redirectTo: string | undefined,
+  lookedUp: number,
+  hooks: readonly SignupHook[],
+): Promise<Response> {
+  const createdAt = s.clock.now();
+  await s.audit.record({
+    action: "user_repeated_signup",
+    actorId: existing.id,
+    actorUsername: existing.email ?? existing.phone ?? "",
+    logType: "user",
+    traits: { provider: channel },
+    ip: clientIp(c),
+  });
+  if (autoconfirm) {
+    if (channel === "phone") throw badRequest("User already registered", "user_already_exists");
+    throw new ApiError(422, "user_already_exists", "User already registered");
+  }
+  for (const hook of hooks) {
+    try {
+      await hook({ c, s, user: existing, channel, body, redirectTo, duplicate: true });
+    } catch (e) {
+      // The answer must not differ from a fresh sign-up's: log, never surface.
+      s.log.warn("sign-up hook failed for a known address", {
+        error: e instanceof Error ? e.message : String(e),
+      });
+    }
+  }
+  await padLikeFresh(s, channel, lookedUp);
+  return c.json(fabricatedUser(s, channel, address, data, hooks.length > 0, createdAt));
+}
