@@ -171,8 +171,11 @@ export class Client {
     return this.#request(verb, url, opts, []);
   }
 
+  #secretOnly?: readonly (string | undefined)[];
+
   /** Secrets this client knows, for redaction of errors and logs. */
-  #secrets(extra: readonly (string | undefined)[]): (string | undefined)[] {
+  #secrets(extra: readonly (string | undefined)[]): readonly (string | undefined)[] {
+    if (extra.length === 0) return (this.#secretOnly ??= [this.#secret]);
     return [this.#secret, ...extra];
   }
 
@@ -227,8 +230,9 @@ export class Client {
       if (this.debug) {
         logResponse(this.logger, response.status, current, response.headers, text, secrets);
       }
-      const location = response.headers.get("location");
-      if (REDIRECTS.has(response.status) && location) {
+      // Only a redirect status needs the Location header (reading headers is not free).
+      const location = REDIRECTS.has(response.status) ? response.headers.get("location") : null;
+      if (location) {
         if (redirectsLeft <= 0) {
           throw new OAuthError(new OAuthResponse(response, text), {
             code: "too_many_redirects",
@@ -289,7 +293,7 @@ export class Client {
         return this.#request(v, u, o, secrets);
       },
     );
-    return buildToken(this, response, accessTokenOpts, [this.#secret, ...secrets]);
+    return buildToken(this, response, accessTokenOpts, this.#secrets(secrets));
   }
 
   /**

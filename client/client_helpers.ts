@@ -33,6 +33,8 @@ export function tokenSecrets(params: TokenParams): string[] {
   return out;
 }
 
+const FORM_TYPE = "application/x-www-form-urlencoded";
+
 /** A request body: strings and bytes as given, records form-encoded or JSON by content type. */
 export function encodeBody(
   body: RequestOptions["body"],
@@ -44,9 +46,10 @@ export function encodeBody(
   if (typeof body !== "object") {
     throw new TypeError(`request: "body" must be a string, an object or bytes, got ${typeof body}`);
   }
-  const type = headers["content-type"] ?? "";
-  if (/json/i.test(type)) return JSON.stringify(body);
-  if (!type) headers["content-type"] = "application/x-www-form-urlencoded";
+  const type = headers["content-type"];
+  if (type === FORM_TYPE) return formBody(body);
+  if (type && /json/i.test(type)) return JSON.stringify(body);
+  if (!type) headers["content-type"] = FORM_TYPE;
   return formBody(body);
 }
 

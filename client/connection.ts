@@ -219,7 +219,7 @@ export class Connection implements ConnectionBuilder {
    * timeout.
    *
    * @param url the request URL
-   * @param init method, headers, body, redirect mode
+   * @param init method, headers, body, redirect mode (a fresh object: its signal is set here)
    * @param secrets values to keep out of error messages
    * @param signal the caller's abort signal
    * @returns the response and its body text
@@ -238,7 +238,8 @@ export class Connection implements ConnectionBuilder {
     const method = init.method ?? "GET";
     try {
       if (signal?.aborted) throw signal.reason;
-      const response = await this.#dispatch(url, combined ? { ...init, signal: combined } : init);
+      if (combined) init.signal = combined; // init is the caller's fresh object: no copy
+      const response = await this.#dispatch(url, init);
       const body = await response.text();
       return { response, body };
     } catch (cause) {

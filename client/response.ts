@@ -147,7 +147,7 @@ export class OAuthResponse {
     const mode = this.options.parse ?? "automatic";
     const body = this.body;
     if (mode === "text") return text(body);
-    if (body.trim() === "") return text(null);
+    if (isBlank(body)) return text(null);
     let data: unknown;
     const type = this.contentType;
     const kind = mode !== "automatic"
@@ -191,13 +191,21 @@ export class OAuthResponse {
   }
 }
 
+/** Whether `text` is empty or whitespace; a body starting with a visible ASCII character is not copied. */
+function isBlank(text: string): boolean {
+  const c = text.charCodeAt(0);
+  if (c > 32 && c < 127) return false;
+  return text.trim() === "";
+}
+
 /** A deep copy of `value` with every object key in snake_case. */
 function snakeKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(snakeKeys);
   if (value === null || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
   for (const k in value as Record<string, unknown>) {
-    out[snakeCase(k)] = snakeKeys((value as Record<string, unknown>)[k]);
+    const v = (value as Record<string, unknown>)[k];
+    out[snakeCase(k)] = v !== null && typeof v === "object" ? snakeKeys(v) : v;
   }
   return out;
 }

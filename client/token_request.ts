@@ -88,7 +88,7 @@ export async function clientAssertion(client: Client, audience: string): Promise
  * @param send the request function
  * @param method overrides `client.options.tokenMethod`
  */
-export async function tokenRequest(
+export function tokenRequest(
   client: Client,
   endpoint: string,
   params: TokenParams,
@@ -96,7 +96,9 @@ export async function tokenRequest(
   method: TokenMethod = client.options.tokenMethod,
 ): Promise<OAuthResponse> {
   if (params.headers !== undefined && (typeof params.headers !== "object" || !params.headers)) {
-    throw new TypeError(`"params.headers" must be an object, got ${typeName(params.headers)}`);
+    return Promise.reject(
+      new TypeError(`"params.headers" must be an object, got ${typeName(params.headers)}`),
+    );
   }
   const form: Record<string, unknown> = {};
   for (const k in params) {
@@ -120,9 +122,23 @@ export async function tokenRequest(
     case "private_key_jwt":
       form.client_id = client.id;
       form.client_assertion_type = JWT_BEARER_CLIENT_ASSERTION;
-      form.client_assertion = await clientAssertion(client, endpoint);
-      break;
+      return clientAssertion(client, endpoint).then((assertion) => {
+        form.client_assertion = assertion;
+        return sendForm(params, form, headers, endpoint, send, method);
+      });
   }
+  // Not an async function: the common schemes need no await before sending.
+  return sendForm(params, form, headers, endpoint, send, method);
+}
+
+function sendForm(
+  params: TokenParams,
+  form: Record<string, unknown>,
+  headers: Record<string, string>,
+  endpoint: string,
+  send: Send,
+  method: TokenMethod,
+): Promise<OAuthResponse> {
   if (!("accept" in headers)) headers.accept = "application/json";
   const options: RequestOptions = { headers };
   if (params.snaky !== undefined) options.snaky = params.snaky as boolean;
