@@ -5,24 +5,36 @@
  * @module
  */
 import { config } from "./config.ts";
+import { snakeCase } from "./snaky_hash.ts";
 
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
 const FORM_LIKE = /^[^=&\s{}[\]"]+=[^&\s]*(?:&[^=&\s]+(?:=[^&\s]*)?)*$/;
 const AUTH_SCHEME = /\b(Bearer|Basic|DPoP|MAC|Digest)\s+[A-Za-z0-9\-._~+/=:,"]+/gi;
 
+/**
+ * Keys compare in snake_case: `accessToken`, `Access-Token` and `ACCESS_TOKEN`
+ * are all `access_token` (providers send camelCase; header names use dashes).
+ */
 function isFiltered(key: string, keys: ReadonlySet<string>): boolean {
-  return keys.has(key.toLowerCase());
+  return keys.has(snakeCase(key));
 }
 
 function filteredKeys(): Set<string> {
-  return new Set(config.filteredDebugKeys.map((k) => k.toLowerCase()));
+  return new Set(config.filteredDebugKeys.map(snakeCase));
+}
+
+/** The spellings of a snake_case key that free text may use. */
+function spellings(key: string): string[] {
+  const camel = key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+  return [...new Set([key, key.replaceAll("_", "-"), camel])];
 }
 
 /**
  * Returns a copy of `value` with every sensitive value replaced by
  * `config.filteredLabel`:
  * - objects, arrays, `Headers`, `URLSearchParams`: values under a key of
- *   `config.filteredDebugKeys` (any depth, any letter case);
+ *   `config.filteredDebugKeys` (any depth; compared in snake_case, so
+ *   `accessToken` and `Access-Token` match `access_token`);
  * - strings: a JSON text, a URL (query and fragment parameters, password),
  *   a form-encoded body, or free text (`key=value`, `"key": "value"`,
  *   `Bearer ...`/`Basic ...` credentials and URLs inside it);
@@ -153,7 +165,9 @@ function redactUrl(raw: string, keys: ReadonlySet<string>, label: string): strin
 function redactFreeText(text: string, keys: ReadonlySet<string>, label: string): string {
   let out = text.replace(AUTH_SCHEME, (_m, scheme: string) => `${scheme} ${label}`);
   if (keys.size === 0) return out;
-  const names = [...keys].map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
+  const names = [...keys].flatMap(spellings)
+    .sort((a, b) => b.length - a.length)
+    .map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
   // key=value, key: value, "key": "value", 'key'='value' (the key not preceded by a word char)
   const pattern = new RegExp(
     `(^|[^A-Za-z0-9_-])(["']?)(${names})\\2(\\s*[:=]\\s*)(["']?)([^\\s"'&,;}\\]]+)`,

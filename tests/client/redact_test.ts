@@ -177,3 +177,31 @@ Deno.test("without env permission the library works and stays quiet", async () =
   assert.equal(out.code, 0, stderr);
   assert.deepEqual(JSON.parse(new TextDecoder().decode(out.stdout)), { token: "t", logs: 0 });
 });
+
+Deno.test("debug log: camelCase token fields and dashed header names are filtered too", async () => {
+  await using stub = startStub(() =>
+    json({ accessToken: ACCESS, refreshToken: REFRESH, idToken: ID_TOKEN, expiresIn: 3599 })
+  );
+  const before = [...config.filteredDebugKeys];
+  configure((c) => c.filteredDebugKeys.push("x_api_key"));
+  try {
+    const logger = recordingLogger();
+    const client = new Client("web-client", GOOGLE_SECRET, { site: stub.url, logger, debug: true });
+    const token = await client.clientCredentials.getToken({
+      headers: { "X-Api-Key": "key-0123456789abcdef" },
+    });
+    assert.equal(token.token, ACCESS);
+    const log = logger.lines.join("\n");
+    assertClean(log);
+    assert.ok(!log.includes("key-0123456789abcdef"), log);
+    assert.match(log, /"x-api-key":"\[FILTERED\]"/);
+    assert.match(log, /"accessToken":"\[FILTERED\]"/);
+    assert.match(log, /"expiresIn":3599/);
+    assert.equal(
+      redact("accessToken=abcdef123 Access-Token: abcdef456"),
+      "accessToken=[FILTERED] Access-Token: [FILTERED]",
+    );
+  } finally {
+    configure((c) => c.filteredDebugKeys.splice(0, Infinity, ...before));
+  }
+});
