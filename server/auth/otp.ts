@@ -188,8 +188,9 @@ export class OneTimeTokens {
 
   /**
    * Consumes the token of one of `types` sent to `recipient` whose code is
-   * `code`. A wrong code counts one attempt on every pending token of that
-   * recipient and types; a token with `maxAttempts` wrong attempts is deleted.
+   * `code`. Every guess counts one attempt on each pending token of that
+   * recipient and types it is compared with; a token with `maxAttempts`
+   * attempts is never compared again and is deleted.
    */
   async verifyCode(
     types: readonly string[],
@@ -206,29 +207,35 @@ export class OneTimeTokens {
          AND expires_at > $2 AND token_type IN (${types.map((_, i) => `$${i + 3}`).join(", ")})`,
       [recipient, now, ...types],
     );
+    // Each guess first takes one attempt of a row (atomically, in the database)
+    // and only then compares: however many guesses run at once, in however
+    // many processes, at most maxAttempts of them are ever compared with a code.
     let match: OneTimeTokenRow | undefined;
     for (const r of rows) {
+      if (match) break;
+      const [taken] = await q.query<{ attempts: number }>(
+        `UPDATE ${this.table} SET attempts = attempts + 1 WHERE id = $1 AND attempts < $2
+         RETURNING attempts`,
+        [r.id, maxAttempts],
+      );
+      if (!taken) continue;
       const h = await this.#codeHash(r.token_type, recipient, code.trim());
-      if (timingSafeEqual(h, r.code_hash ?? "") && r.attempts < maxAttempts && !match) match = r;
+      if (timingSafeEqual(h, r.code_hash ?? "")) match = r;
     }
     if (match) {
-      const taken = await q.query<OneTimeTokenRow>(
+      const consumed = await q.query<OneTimeTokenRow>(
         `DELETE FROM ${this.table} WHERE id = $1 RETURNING *`,
         [match.id],
       );
-      if (taken[0]) return taken[0];
+      if (consumed[0]) return consumed[0];
       throw otpInvalid();
     }
-    if (rows.length) {
-      const ids = rows.map((r) => r.id);
-      const list = ids.map((_, i) => `$${i + 1}`).join(", ");
+    const dead = rows.map((r) => r.id);
+    if (dead.length) {
+      const list = dead.map((_, i) => `$${i + 1}`).join(", ");
       await q.query(
-        `UPDATE ${this.table} SET attempts = attempts + 1 WHERE id IN (${list})`,
-        ids,
-      );
-      await q.query(
-        `DELETE FROM ${this.table} WHERE id IN (${list}) AND attempts >= $${ids.length + 1}`,
-        [...ids, maxAttempts],
+        `DELETE FROM ${this.table} WHERE id IN (${list}) AND attempts >= $${dead.length + 1}`,
+        [...dead, maxAttempts],
       );
     }
     throw otpInvalid();

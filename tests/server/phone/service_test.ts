@@ -36,6 +36,23 @@ Deno.test("a code dies after SMS_OTP_MAX_ATTEMPTS wrong guesses, even the right 
   });
 });
 
+Deno.test("concurrent guesses cannot exceed SMS_OTP_MAX_ATTEMPTS: the right code sent after 30 wrong ones at once is refused", async () => {
+  await withPhoneServer("twilio", { AUTHSVC_SMS_OTP_MAX_ATTEMPTS: "3" }, async ({ srv, sms }) => {
+    const s = srv.services;
+    const user = await s.users.create({ phone: "15551230009" });
+    await s.sms.sendUserCode(user, "sms");
+    const code = sms.lastCode("15551230009")!;
+    const guesses = Array.from({ length: 30 }, (_, i) => String(100000 + i))
+      .filter((g) => g !== code);
+    // All in flight together, the right one last: only the first 3 may be compared.
+    const results = await Promise.allSettled(
+      [...guesses, code].map((g) => s.sms.verify(["sms"], "15551230009", g)),
+    );
+    assert.equal(results.filter((r) => r.status === "fulfilled").length, 0);
+    await assert.rejects(s.sms.verify(["sms"], "15551230009", code), /expired or is invalid/);
+  });
+});
+
 Deno.test("a right code works once, within SMS_OTP_EXP only", async () => {
   await withPhoneServer("vonage", { AUTHSVC_SMS_OTP_EXP: "120" }, async ({ srv, sms, clock }) => {
     const s = srv.services;
