@@ -103,10 +103,11 @@ async function ownersOf(s: Services, emails: string[], q: Queryable): Promise<st
 }
 
 /**
- * Finds or creates the user of a provider sign-in (in one transaction).
+ * Finds or creates the user of a provider sign-in (in one transaction, tried
+ * again once when a concurrent sign-in committed the same rows first).
  *
- * @throws {ApiError} signup_disabled, user_banned, provider_email_needs_verification,
- *   or 500 when the provider told no address and one is needed
+ * @throws {ApiError} 422 signup_disabled, provider_email_needs_verification
+ *   (no address, or an unverified one), email_exists; 403 user_banned
  */
 export async function signInUser(
   s: Services,
@@ -122,144 +123,26 @@ export async function signInUser(
     );
   }
   const data = identityData(pu);
-  const outcome = await s.db.transaction(
-    async (tx): Promise<AccountOutcome & { unverified?: boolean }> => {
-      const existing = await findIdentity(s, provider, pu.id, tx);
-      if (existing) {
-        const user = await s.users.findById(existing.user_id, tx);
-        if (!user) throw new ApiError(404, "user_not_found", "User not found");
-        bannedCheck(s, user);
-        await touchIdentity(s, existing.id, data, tx);
-        let fresh = await mergeMetadata(s, user, data, provider, tx);
-        let unverified = false;
-        if (fresh.email && !fresh.email_confirmed_at) {
-          const c = candidateEmail(pu.emails);
-          const proven = c?.verified && c.email.toLowerCase() === fresh.email;
-          if (proven || s.config.mailer.autoconfirm) {
-            fresh = await s.users.update(fresh.id, { email_confirmed_at: s.clock.now() }, tx) ??
-              fresh;
-          } else unverified = true;
-        } else if (!fresh.email && !opts.emailOptional) unverified = true;
-        if (!unverified) {
-          await s.audit.record({
-            action: "login",
-            actorId: user.id,
-            actorUsername: user.email ?? "",
-            traits: { provider },
-            ip: opts.ip,
-          }, tx);
-        }
-        return { user: fresh, created: false, linkedByEmail: false, unverified };
-      }
-
-      const verified = [
-        ...new Set(
-          pu.emails.filter((e) => e.verified).map((e) => e.email.toLowerCase()),
-        ),
-      ];
-      const candidate = candidateEmail(pu.emails);
-      if (verified.length) {
-        const owners = [...new Set(await ownersOf(s, verified, tx))];
-        if (owners.length > 1) {
-          throw new ApiError(
-            422,
-            "email_exists",
-            "Multiple accounts with the same email address exist; sign in to one and link the others",
-          );
-        }
-        if (owners.length === 1) {
-          let user = await s.users.findById(owners[0], tx);
-          if (!user) throw new ApiError(404, "user_not_found", "User not found");
-          bannedCheck(s, user);
-          if (!user.email_confirmed_at && user.email) {
-            // Pre-account-takeover defence: the unconfirmed account's password and
-            // other identities go; the provider proved who owns the address.
-            await tx.query(`DELETE FROM ${s.users.identities} WHERE user_id = $1`, [user.id]);
-            user = await s.users.update(user.id, {
-              encrypted_password: null,
-              email_confirmed_at: s.clock.now(),
-            }, tx) ?? user;
-          }
-          const identity = await s.users.createIdentity({
-            user_id: user.id,
-            provider,
-            provider_id: pu.id,
-            identity_data: data,
-          }, tx);
-          const fresh = await mergeMetadata(s, user, data, provider, tx);
-          await s.audit.record({
-            action: "identity_linked",
-            actorId: user.id,
-            actorUsername: user.email ?? "",
-            traits: { identity_id: identity.id, provider, provider_id: pu.id },
-            ip: opts.ip,
-          }, tx);
-          await s.audit.record({
-            action: "login",
-            actorId: user.id,
-            actorUsername: user.email ?? "",
-            traits: { provider },
-            ip: opts.ip,
-          }, tx);
-          return { user: fresh, created: false, linkedByEmail: true };
-        }
-      }
-
-      if (s.config.disableSignup) {
-        throw new ApiError(422, "signup_disabled", "Signups not allowed for this instance");
-      }
-      let email = candidate?.email.toLowerCase() ?? null;
-      if (email && !candidate?.verified && await s.users.findByEmail(email, tx)) {
-        // An unverified address that someone already has stays theirs. No user is made
-        // without it either: one without an address could never sign in.
-        if (!opts.emailOptional) {
-          throw new ApiError(
-            422,
-            "provider_email_needs_verification",
-            `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`,
-          );
-        }
-        email = null;
-      }
-      const confirmed = !!email && (candidate!.verified || s.config.mailer.autoconfirm);
-      const now = s.clock.now();
-      let user: UserRow;
-      try {
-        user = await s.users.create({
-          aud: s.config.jwt.aud,
-          role: "authenticated",
-          email,
-          email_confirmed_at: confirmed ? now : null,
-          raw_app_meta_data: { provider, providers: [provider] },
-          raw_user_meta_data: data,
-        }, tx);
-      } catch (e) {
-        if (isUniqueViolation(e)) {
-          throw new ApiError(
-            422,
-            "email_exists",
-            "A user with this email address has already been registered",
-          );
-        }
-        throw e;
-      }
-      await s.users.createIdentity({
-        user_id: user.id,
-        provider,
-        provider_id: pu.id,
-        identity_data: data,
-      }, tx);
-      await s.audit.record({
-        action: "user_signedup",
-        actorId: user.id,
-        actorUsername: user.email ?? "",
-        traits: { provider },
-        ip: opts.ip,
-      }, tx);
-      const needsVerification = !confirmed && !(opts.emailOptional && !email);
-      return { user, created: true, linkedByEmail: false, unverified: needsVerification };
-    },
-  );
+  const decide = (tx: Queryable): Promise<AccountOutcome & { unverified?: boolean }> =>
+    decideAccount(s, provider, pu, data, opts, tx);
+  let outcome: AccountOutcome & { unverified?: boolean };
+  try {
+    outcome = await s.db.transaction(decide);
+  } catch (e) {
+    if (!isUniqueViolation(e)) throw e;
+    // Another sign-in committed the same address or identity meanwhile (the same person
+    // in a second tab): deciding again sees its rows. A conflict again is a real one.
+    try {
+      outcome = await s.db.transaction(decide);
+    } catch (e2) {
+      if (!isUniqueViolation(e2)) throw e2;
+      throw new ApiError(
+        422,
+        "email_exists",
+        "A user with this email address has already been registered",
+      );
+    }
+  }
   if (outcome.created) s.events.emit("signup", { method: "oauth", provider });
   if (outcome.unverified) {
     let sent = false;
@@ -284,6 +167,140 @@ export async function signInUser(
     );
   }
   return { user: outcome.user, created: outcome.created, linkedByEmail: outcome.linkedByEmail };
+}
+
+/** One attempt at the account decision, inside a transaction (see signInUser). */
+async function decideAccount(
+  s: Services,
+  provider: ProviderName,
+  pu: ProviderUser,
+  data: Record<string, unknown>,
+  opts: { emailOptional: boolean; ip: string },
+  tx: Queryable,
+): Promise<AccountOutcome & { unverified?: boolean }> {
+  const existing = await findIdentity(s, provider, pu.id, tx);
+  if (existing) {
+    const user = await s.users.findById(existing.user_id, tx);
+    if (!user) throw new ApiError(404, "user_not_found", "User not found");
+    bannedCheck(s, user);
+    await touchIdentity(s, existing.id, data, tx);
+    let fresh = await mergeMetadata(s, user, data, provider, tx);
+    let unverified = false;
+    if (fresh.email && !fresh.email_confirmed_at) {
+      const c = candidateEmail(pu.emails);
+      const proven = c?.verified && c.email.toLowerCase() === fresh.email;
+      if (proven || s.config.mailer.autoconfirm) {
+        fresh = await s.users.update(fresh.id, { email_confirmed_at: s.clock.now() }, tx) ??
+          fresh;
+      } else unverified = true;
+    } else if (!fresh.email && !opts.emailOptional) unverified = true;
+    if (!unverified) {
+      await s.audit.record({
+        action: "login",
+        actorId: user.id,
+        actorUsername: user.email ?? "",
+        traits: { provider },
+        ip: opts.ip,
+      }, tx);
+    }
+    return { user: fresh, created: false, linkedByEmail: false, unverified };
+  }
+
+  const verified = [
+    ...new Set(
+      pu.emails.filter((e) => e.verified).map((e) => e.email.toLowerCase()),
+    ),
+  ];
+  const candidate = candidateEmail(pu.emails);
+  if (verified.length) {
+    const owners = [...new Set(await ownersOf(s, verified, tx))];
+    if (owners.length > 1) {
+      throw new ApiError(
+        422,
+        "email_exists",
+        "Multiple accounts with the same email address exist; sign in to one and link the others",
+      );
+    }
+    if (owners.length === 1) {
+      let user = await s.users.findById(owners[0], tx);
+      if (!user) throw new ApiError(404, "user_not_found", "User not found");
+      bannedCheck(s, user);
+      if (!user.email_confirmed_at && user.email) {
+        // Pre-account-takeover defence: the unconfirmed account's password and
+        // other identities go; the provider proved who owns the address.
+        await tx.query(`DELETE FROM ${s.users.identities} WHERE user_id = $1`, [user.id]);
+        user = await s.users.update(user.id, {
+          encrypted_password: null,
+          email_confirmed_at: s.clock.now(),
+        }, tx) ?? user;
+      }
+      const identity = await s.users.createIdentity({
+        user_id: user.id,
+        provider,
+        provider_id: pu.id,
+        identity_data: data,
+      }, tx);
+      const fresh = await mergeMetadata(s, user, data, provider, tx);
+      await s.audit.record({
+        action: "identity_linked",
+        actorId: user.id,
+        actorUsername: user.email ?? "",
+        traits: { identity_id: identity.id, provider, provider_id: pu.id },
+        ip: opts.ip,
+      }, tx);
+      await s.audit.record({
+        action: "login",
+        actorId: user.id,
+        actorUsername: user.email ?? "",
+        traits: { provider },
+        ip: opts.ip,
+      }, tx);
+      return { user: fresh, created: false, linkedByEmail: true };
+    }
+  }
+
+  if (s.config.disableSignup) {
+    throw new ApiError(422, "signup_disabled", "Signups not allowed for this instance");
+  }
+  let email = candidate?.email.toLowerCase() ?? null;
+  if (email && !candidate?.verified && await s.users.findByEmail(email, tx)) {
+    // An unverified address that someone already has stays theirs. No user is made
+    // without it either: one without an address could never sign in.
+    if (!opts.emailOptional) {
+      throw new ApiError(
+        422,
+        "provider_email_needs_verification",
+        `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`,
+      );
+    }
+    email = null;
+  }
+  const confirmed = !!email && (candidate!.verified || s.config.mailer.autoconfirm);
+  const now = s.clock.now();
+  // A unique violation here (the address, or this identity) is retried below.
+  const user = await s.users.create({
+    aud: s.config.jwt.aud,
+    role: "authenticated",
+    email,
+    email_confirmed_at: confirmed ? now : null,
+    raw_app_meta_data: { provider, providers: [provider] },
+    raw_user_meta_data: data,
+  }, tx);
+  await s.users.createIdentity({
+    user_id: user.id,
+    provider,
+    provider_id: pu.id,
+    identity_data: data,
+  }, tx);
+  await s.audit.record({
+    action: "user_signedup",
+    actorId: user.id,
+    actorUsername: user.email ?? "",
+    traits: { provider },
+    ip: opts.ip,
+  }, tx);
+  const needsVerification = !confirmed && !(opts.emailOptional && !email);
+  return { user, created: true, linkedByEmail: false, unverified: needsVerification };
 }
 
 /** Merges identity data into user_metadata and adds the provider to app_metadata. */

@@ -8,7 +8,15 @@
 import assert from "node:assert/strict";
 import { startSmtp } from "../../helpers/smtp.ts";
 import { postJson } from "../../helpers/server.ts";
-import { defaultUser, getUser, type Json, serverWithFakes, signIn } from "./_util.ts";
+import {
+  defaultUser,
+  getUser,
+  type Json,
+  land,
+  redirectOf,
+  serverWithFakes,
+  signIn,
+} from "./_util.ts";
 
 const PASSWORD = "correct-horse-battery-9";
 
@@ -215,6 +223,33 @@ Deno.test("a verified secondary address links too; an unverified secondary one d
     const me = await getUser(env.srv, g.hash.get("access_token")!);
     assert.equal(me.body.id, userId);
     assert.equal(me.body.email, work, "the account keeps its own address");
+  } finally {
+    await env.close();
+  }
+});
+
+Deno.test("two first sign-ins of one provider account at once make one user, both signed in", async () => {
+  const env = await serverWithFakes(["gitlab"]);
+  try {
+    const fake = env.fakes.gitlab;
+    fake.user = defaultUser();
+    // Two tabs: two /authorize, two consents, both callbacks arrive together.
+    const cbs = [];
+    for (let i = 0; i < 2; i++) {
+      const to = await redirectOf(env.srv, "/authorize?provider=gitlab");
+      cbs.push(await fake.approve(to.href));
+    }
+    const landings = await Promise.all(cbs.map((cb) => land(env.srv, cb)));
+    const ids = new Set<unknown>();
+    for (const l of landings) {
+      assert.equal(l.hash.get("error"), null, l.hash.get("error_description") ?? "");
+      ids.add((await getUser(env.srv, l.hash.get("access_token")!)).body.id);
+    }
+    assert.equal(ids.size, 1, "one user");
+    const n = await env.srv.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${env.srv.db.t("identities")} WHERE provider = 'gitlab'`,
+    );
+    assert.equal(n[0].n, 1);
   } finally {
     await env.close();
   }
