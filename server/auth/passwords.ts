@@ -10,6 +10,16 @@ import type { Config } from "../config.ts";
 interface Pending {
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
+  /** The worker the job went to. */
+  worker: number;
+}
+
+/** A bcrypt worker died (it could not load, or crashed): the job has no answer. */
+export class HasherUnavailableError extends Error {
+  constructor(why: string) {
+    super(`password hashing unavailable: ${why}`);
+    this.name = "HasherUnavailableError";
+  }
 }
 
 /** A pool of bcrypt workers. */
@@ -18,15 +28,33 @@ export class PasswordHasher {
   #busy: number[] = [];
   #pending = new Map<number, Pending>();
   #next = 1;
-  #queue: { msg: Record<string, unknown>; p: Pending }[] = [];
+  #queue: { msg: Record<string, unknown>; p: Omit<Pending, "worker"> }[] = [];
 
   constructor(
     readonly size = Math.max(1, navigator.hardwareConcurrency || 2),
     readonly cost = 10,
+    /** The worker module (tests replace it). */
+    readonly workerUrl: URL = new URL("./bcrypt_worker.ts", import.meta.url),
   ) {}
 
   #start(i: number): Worker {
-    const w = new Worker(new URL("./bcrypt_worker.ts", import.meta.url), { type: "module" });
+    const w = new Worker(this.workerUrl, { type: "module" });
+    // A worker that cannot load or crashes would leave its jobs waiting
+    // forever: fail them, and start a fresh worker for the next job.
+    w.onerror = (ev: ErrorEvent) => {
+      ev.preventDefault();
+      w.terminate();
+      if (this.#workers[i] === w) {
+        delete this.#workers[i];
+        this.#busy[i] = 0;
+      }
+      for (const [id, p] of this.#pending) {
+        if (p.worker !== i) continue;
+        this.#pending.delete(id);
+        p.reject(new HasherUnavailableError(ev.message || "the worker failed"));
+      }
+      this.#drain();
+    };
     w.onmessage = (ev: MessageEvent<{ id: number; result?: unknown; error?: string }>) => {
       const p = this.#pending.get(ev.data.id);
       this.#pending.delete(ev.data.id);
@@ -57,7 +85,7 @@ export class PasswordHasher {
       if (idx < 0) return;
       const job = this.#queue.shift()!;
       const id = this.#next++;
-      this.#pending.set(id, job.p);
+      this.#pending.set(id, { ...job.p, worker: idx });
       this.#busy[idx]++;
       this.#workers[idx].postMessage({ ...job.msg, id });
     }
@@ -75,12 +103,16 @@ export class PasswordHasher {
     return this.#run<string>({ op: "hash", password, cost: this.cost });
   }
 
-  /** True when the password matches the hash; false for an empty or unknown hash. */
+  /**
+   * True when the password matches the hash; false for an empty, unknown or
+   * malformed hash. Throws HasherUnavailableError when no worker could answer.
+   */
   async verify(password: string, hash: string | null | undefined): Promise<boolean> {
     if (!hash || !/^\$(2[abxy]|argon2(id|i|d))\$/.test(hash)) return false;
     try {
       return await this.#run<boolean>({ op: "verify", password, hash });
-    } catch {
+    } catch (e) {
+      if (e instanceof HasherUnavailableError) throw e;
       return false;
     }
   }

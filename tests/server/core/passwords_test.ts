@@ -1,6 +1,6 @@
 /** The bcrypt worker pool: GoTrue-compatible hashes, computed off the event loop. */
 import assert from "node:assert/strict";
-import { PasswordHasher } from "../../../server/auth/passwords.ts";
+import { HasherUnavailableError, PasswordHasher } from "../../../server/auth/passwords.ts";
 
 Deno.test("hashes are bcrypt cost 10 ($2a$10$) and verify; $2b$ and $2y$ of other systems verify too", async () => {
   const h = new PasswordHasher(2);
@@ -41,5 +41,36 @@ Deno.test("hashing runs off the event loop: timers keep firing while four hashes
     assert.ok(ticks >= 20, `only ${ticks} timer turns while hashing`);
   } finally {
     h.close();
+  }
+});
+
+Deno.test("a worker that cannot load or crashes fails its jobs instead of leaving them waiting", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "authsvc-worker-" });
+  try {
+    const broken = `${dir}/broken.ts`;
+    await Deno.writeTextFile(broken, `throw new Error("cannot load");\n`);
+    const crashing = `${dir}/crashing.ts`;
+    await Deno.writeTextFile(
+      crashing,
+      `self.onmessage = () => { throw new Error("crashed mid-job"); };\n`,
+    );
+    for (const file of [broken, crashing]) {
+      const h = new PasswordHasher(1, 10, new URL(`file://${file}`));
+      try {
+        await assert.rejects(h.hash("a"), HasherUnavailableError);
+        // a sign-in must not read "wrong password" when nothing checked it
+        await assert.rejects(
+          h.verify("a", "$2a$10$6o5DaM8FqRojpRcuBFQnAezOpdP63qvSKUuJNh26Ka8LLShwWfCqO"),
+          HasherUnavailableError,
+        );
+        // and queued jobs each get their answer too
+        const queued = await Promise.allSettled([h.hash("b"), h.hash("c"), h.hash("d")]);
+        assert.deepEqual(queued.map((q) => q.status), ["rejected", "rejected", "rejected"]);
+      } finally {
+        h.close();
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
