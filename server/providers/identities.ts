@@ -39,12 +39,21 @@ export async function linkIdentity(
           : "Identity is already linked to another user",
       );
     }
-    const identity = await s.users.createIdentity({
-      user_id: target.id,
-      provider,
-      provider_id: pu.id,
-      identity_data: data,
-    }, tx);
+    let identity: IdentityRow;
+    try {
+      identity = await s.users.createIdentity({
+        user_id: target.id,
+        provider,
+        provider_id: pu.id,
+        identity_data: data,
+      }, tx);
+    } catch (e) {
+      // A concurrent link of the same provider account committed first.
+      if (isUniqueViolation(e)) {
+        throw new ApiError(422, "identity_already_exists", "Identity is already linked");
+      }
+      throw e;
+    }
     const c = candidateEmail(pu.emails);
     if (!target.email && c?.verified) {
       try {

@@ -254,3 +254,28 @@ Deno.test("two first sign-ins of one provider account at once make one user, bot
     await env.close();
   }
 });
+
+Deno.test("linking one provider account twice at once links it once; the other says so", async () => {
+  const env = await serverWithFakes(["gitlab", "github"]);
+  try {
+    env.fakes.gitlab.user = defaultUser();
+    const first = await signIn(env.srv, env.fakes.gitlab);
+    const token = first.hash.get("access_token")!;
+    env.fakes.github.user = defaultUser();
+    const cbs = [];
+    for (let i = 0; i < 2; i++) {
+      const to = await redirectOf(env.srv, "/user/identities/authorize?provider=github", {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      cbs.push(await env.fakes.github.approve(to.href));
+    }
+    const landings = await Promise.all(cbs.map((cb) => land(env.srv, cb)));
+    const codes = landings.map((l) => l.hash.get("error_code")).sort();
+    assert.deepEqual(codes, ["identity_already_exists", null].sort());
+    const me = await getUser(env.srv, token);
+    const providers = (me.body.identities as Json[]).map((i) => i.provider).sort();
+    assert.deepEqual(providers, ["github", "gitlab"]);
+  } finally {
+    await env.close();
+  }
+});
