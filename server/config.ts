@@ -284,6 +284,13 @@ function readProviders(r: ConfigReader): Record<ProviderName, ProviderConfig> {
           : `base URL override for ${p} (self-hosted instances, tests)`,
       }),
     };
+    // Kept as written (a trailing slash counts at the provider), but it must be a URL.
+    const protocol = URL.parse(pc.redirectUri)?.protocol;
+    if (pc.redirectUri && protocol !== "http:" && protocol !== "https:") {
+      r.problems.push(
+        `${r.name(`${X}_REDIRECT_URI`)}: expected an http(s) URL, got "${pc.redirectUri}"`,
+      );
+    }
     out[p] = pc;
   }
   return out;

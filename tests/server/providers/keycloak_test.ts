@@ -130,6 +130,12 @@ Deno.test("enabling a provider without its settings stops the start, naming them
       AUTHSVC_EXTERNAL_KEYCLOAK_SECRET: "b",
       AUTHSVC_EXTERNAL_KEYCLOAK_REDIRECT_URI: REDIRECT_URI,
     }, [/AUTHSVC_EXTERNAL_KEYCLOAK_URL/]],
+    [{
+      AUTHSVC_EXTERNAL_GOOGLE_ENABLED: "true",
+      AUTHSVC_EXTERNAL_GOOGLE_CLIENT_ID: "a",
+      AUTHSVC_EXTERNAL_GOOGLE_SECRET: "b",
+      AUTHSVC_EXTERNAL_GOOGLE_REDIRECT_URI: "auth.example.com/callback",
+    }, [/AUTHSVC_EXTERNAL_GOOGLE_REDIRECT_URI: expected an http\(s\) URL/]],
   ];
   for (const [over, expected] of cases) {
     await assert.rejects(startTestServer(over), (e: Error) => {
