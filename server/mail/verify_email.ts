@@ -163,8 +163,17 @@ async function applyEmailChange(
   const needsBoth = s.config.mailer.secureEmailChangeEnabled && !!user.email &&
     user.email_change_confirm_status === 0;
   if (needsBoth) {
-    const updated = await s.users.update(user.id, { email_change_confirm_status: 1 }) ?? user;
-    return { user: updated, token, type: "email_change", partial: true };
+    // Counted in one statement: when both links are opened at once, exactly
+    // one of them sees 1 (partial) and the other 2 (completes the change).
+    const [row] = await s.db.query<{ n: number }>(
+      `UPDATE ${s.users.table} SET email_change_confirm_status = email_change_confirm_status + 1,
+         updated_at = now() WHERE id = $1 RETURNING email_change_confirm_status::int AS n`,
+      [user.id],
+    );
+    if (row?.n === 1) {
+      const updated = await s.users.findById(user.id) ?? user;
+      return { user: updated, token, type: "email_change", partial: true };
+    }
   }
   const taken = await s.users.findByEmail(newEmail);
   if (taken && taken.id !== user.id) {

@@ -1,12 +1,9 @@
 import assert from "node:assert/strict";
 import type { TestServer } from "../../helpers/server.ts";
-import { call, fragment, getUser, openLink, withEmail } from "./helpers.ts";
-
-const local = (srv: TestServer, link: string) => link.replace("http://localhost:8081", srv.url);
+import { call, confirmedUser, fragment, getUser, local, openLink, withEmail } from "./helpers.ts";
 
 async function signIn(srv: TestServer, email: string, password = "pw-123456"): Promise<string> {
-  const admin = await srv.serviceRoleToken();
-  await call(srv, "POST", "/admin/users", { email, password, email_confirm: true }, admin);
+  await confirmedUser(srv, email, password);
   const r = await call(srv, "POST", "/token?grant_type=password", { email, password });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return String(r.body.access_token);
@@ -151,4 +148,24 @@ Deno.test("reauthentication: with the setting on, a password change needs the no
       assert.equal(unauth.status, 401);
     },
   );
+});
+
+Deno.test("e-mail change (secure): both links opened at the same moment complete the change once", async () => {
+  await withEmail({}, async ({ srv, smtp }) => {
+    const token = await signIn(srv, "both@example.com");
+    await call(srv, "PUT", "/user", { email: "both2@example.com" }, token);
+    const toNew = await smtp.waitForMail("both2@example.com");
+    const toOld = await smtp.waitForMail("both@example.com");
+    const [a, b] = await Promise.all([
+      openLink(local(srv, toNew.link)),
+      openLink(local(srv, toOld.link)),
+    ]);
+    const fa = fragment(a.location!);
+    const fb = fragment(b.location!);
+    // one lands with the "other email" message, the other signs in with the new address
+    assert.equal([fa.message, fb.message].filter(Boolean).length, 1, `${a.location} ${b.location}`);
+    const done = fa.access_token ?? fb.access_token;
+    assert.ok(done);
+    assert.equal((await getUser(srv, done)).email, "both2@example.com");
+  });
 });
