@@ -46,6 +46,16 @@ interface ActionSpec {
   link: boolean;
 }
 
+/** Both e-mail change mails: the new address and, with secure change, the current one. */
+const EMAIL_CHANGE: ActionSpec = {
+  mail: "email_change",
+  linkType: "email_change",
+  path: (s) => s.config.mailer.urlPaths.emailChange,
+  interval: (s) => s.config.smtp.maxFrequency,
+  sentAt: "email_change_sent_at",
+  link: true,
+};
+
 const SPECS: Record<EmailAction, ActionSpec> = {
   confirmation: {
     mail: "confirmation",
@@ -79,22 +89,8 @@ const SPECS: Record<EmailAction, ActionSpec> = {
     sentAt: "recovery_sent_at",
     link: true,
   },
-  email_change_new: {
-    mail: "email_change",
-    linkType: "email_change",
-    path: (s) => s.config.mailer.urlPaths.emailChange,
-    interval: (s) => s.config.smtp.maxFrequency,
-    sentAt: "email_change_sent_at",
-    link: true,
-  },
-  email_change_current: {
-    mail: "email_change",
-    linkType: "email_change",
-    path: (s) => s.config.mailer.urlPaths.emailChange,
-    interval: (s) => s.config.smtp.maxFrequency,
-    sentAt: "email_change_sent_at",
-    link: true,
-  },
+  email_change_new: EMAIL_CHANGE,
+  email_change_current: EMAIL_CHANGE,
   reauthentication: {
     mail: "reauthentication",
     linkType: "reauthentication",
@@ -104,11 +100,6 @@ const SPECS: Record<EmailAction, ActionSpec> = {
     link: false,
   },
 };
-
-/** The `type` a link of this action carries. */
-export function linkTypeOf(action: EmailAction): string {
-  return SPECS[action].linkType;
-}
 
 /** Options of an action mail. */
 export interface ActionOptions {
@@ -127,9 +118,7 @@ export interface ActionLink {
   emailOtp: string;
   /** The link secret (`token` in the link, `token_hash` of POST /verify). */
   hashedToken: string;
-  verificationType: string;
   redirectTo: string;
-  recipient: string;
 }
 
 function recipientOf(user: UserRow, action: EmailAction): string {
@@ -180,9 +169,7 @@ export async function generateActionLink(
     actionLink: t.link ? verifyUrl(s, spec.path(s), t.link, spec.linkType, redirectTo) : "",
     emailOtp: t.code,
     hashedToken: t.link ?? "",
-    verificationType: spec.linkType,
     redirectTo,
-    recipient,
   };
 }
 

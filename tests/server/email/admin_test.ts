@@ -1,9 +1,6 @@
 import assert from "node:assert/strict";
-import type { TestServer } from "../../helpers/server.ts";
 import { GoTrueAdminApi } from "../../helpers/deps.ts";
-import { call, fragment, getUser, openLink, withEmail } from "./helpers.ts";
-
-const local = (srv: TestServer, link: string) => link.replace("http://localhost:8081", srv.url);
+import { call, fragment, getUser, local, openLink, withEmail } from "./helpers.ts";
 
 Deno.test("invite: service role invites; the mail's link signs in; a user cannot invite", async () => {
   await withEmail({}, async ({ srv, smtp }) => {

@@ -6,22 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { AnswerTiming } from "../../../server/mail/timing.ts";
-import type { TestServer } from "../../helpers/server.ts";
-import { call, withEmail } from "./helpers.ts";
+import { call, confirmedUser, withEmail } from "./helpers.ts";
 
 /** The answer with every string value replaced, to compare shapes. */
 function shape(r: { status: number; body: Record<string, unknown>; headers: Headers }) {
   const body = JSON.stringify(r.body, (_k, v) => typeof v === "string" ? "s" : v);
   return `${r.status} retry-after=${r.headers.get("retry-after")} ${body}`;
-}
-
-async function confirmed(srv: TestServer, email: string, confirm = true) {
-  const r = await call(srv, "POST", "/admin/users", {
-    email,
-    password: "pw-123456",
-    email_confirm: confirm,
-  }, await srv.serviceRoleToken());
-  assert.equal(r.status, 200, JSON.stringify(r.body));
 }
 
 /** A clock that stands still, so two 429s name the same wait. */
@@ -32,8 +22,8 @@ const stillClock = () => {
 
 Deno.test("enumeration: known and unknown addresses get the same answers, 429s included", async () => {
   await withEmail({}, async ({ srv, smtp }) => {
-    await confirmed(srv, "known@example.com");
-    await confirmed(srv, "pending@example.com", false);
+    await confirmedUser(srv, "known@example.com");
+    await confirmedUser(srv, "pending@example.com", "pw-123456", false);
     const cases: [string, Record<string, unknown>, string, string][] = [
       ["/recover", {}, "known@example.com", "nobody1@example.com"],
       ["/otp", { create_user: false }, "known@example.com", "nobody2@example.com"],
@@ -64,7 +54,7 @@ Deno.test("enumeration: known and unknown addresses get the same answers, 429s i
 
 Deno.test("enumeration: a new user's sign-in mail and a confirmed user's share one interval", async () => {
   await withEmail({}, async ({ srv, smtp }) => {
-    await confirmed(srv, "old@example.com");
+    await confirmedUser(srv, "old@example.com");
     for (const email of ["old@example.com", "brand-new@example.com"]) {
       const a = await call(srv, "POST", "/magiclink", { email });
       assert.equal(a.status, 200);
@@ -87,8 +77,8 @@ Deno.test("enumeration: answers without a mail wait as long as sending one takes
         waits.push(ms);
         return Promise.resolve();
       };
-      await confirmed(srv, "k@example.com");
-      await confirmed(srv, "p@example.com", false);
+      await confirmedUser(srv, "k@example.com");
+      await confirmedUser(srv, "p@example.com", "pw-123456", false);
       const token = await call(srv, "POST", "/token?grant_type=password", {
         email: "k@example.com",
         password: "pw-123456",

@@ -23,6 +23,27 @@ export async function withEmail(
   }
 }
 
+/** A mail's link (on the default API_EXTERNAL_URL) pointed at the test server. */
+export function local(srv: TestServer, link: string): string {
+  return link.replace("http://localhost:8081", srv.url);
+}
+
+/** Creates a user through the admin API (confirmed unless `confirm` is false); returns its id. */
+export async function confirmedUser(
+  srv: TestServer,
+  email: string,
+  password = "pw-123456",
+  confirm = true,
+): Promise<{ id: string }> {
+  const r = await call(srv, "POST", "/admin/users", {
+    email,
+    password,
+    email_confirm: confirm,
+  }, await srv.serviceRoleToken());
+  if (r.status !== 200) throw new Error(`creating ${email}: ${JSON.stringify(r.body)}`);
+  return r.body as { id: string };
+}
+
 /** Follows a mail's link as a browser would, without following the final redirect. */
 export async function openLink(
   link: string,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createApp } from "../../../server/app.ts";
-import { call, fragment, openLink, withEmail } from "./helpers.ts";
+import { call, fragment, local, openLink, withEmail } from "./helpers.ts";
 
 Deno.test("limits hold across server processes sharing the database", async () => {
   await withEmail({ AUTHSVC_RATE_LIMIT_EMAIL_SENT: "2" }, async ({ srv, smtp }) => {
@@ -91,7 +91,7 @@ Deno.test("limits: concurrent requests for one address send exactly one mail", a
     await smtp.expectNoMail("race@example.com");
     assert.equal(smtp.count("race@example.com"), 1);
     // the one mail that went out carries a working link (the refused requests issued nothing)
-    const link = await openLink(mail.link.replace("http://localhost:8081", srv.url));
+    const link = await openLink(local(srv, mail.link));
     assert.equal(fragment(link.location!).type, "recovery");
   });
 });

@@ -1,20 +1,5 @@
 import assert from "node:assert/strict";
-import type { TestServer } from "../../helpers/server.ts";
-import { call, fragment, getUser, openLink, withEmail } from "./helpers.ts";
-
-const local = (srv: TestServer, link: string) => link.replace("http://localhost:8081", srv.url);
-
-async function confirmedUser(srv: TestServer, email: string, password = "pw-123456") {
-  const r = await call(
-    srv,
-    "POST",
-    "/admin/users",
-    { email, password, email_confirm: true },
-    await srv.serviceRoleToken(),
-  );
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body as { id: string };
-}
+import { call, confirmedUser, fragment, getUser, local, openLink, withEmail } from "./helpers.ts";
 
 Deno.test("otp: one mail carries a link and a 6-digit code; either signs in once", async () => {
   await withEmail({}, async ({ srv, smtp }) => {

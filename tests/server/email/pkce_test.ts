@@ -3,9 +3,7 @@ import { GoTrueClient } from "../../helpers/deps.ts";
 import type { TestServer } from "../../helpers/server.ts";
 import { sha256Base64url } from "../../../server/auth/crypto.ts";
 import type { Clock } from "../../../server/auth/clock.ts";
-import { call, fragment, openLink, withEmail } from "./helpers.ts";
-
-const local = (srv: TestServer, link: string) => link.replace("http://localhost:8081", srv.url);
+import { call, fragment, local, openLink, withEmail } from "./helpers.ts";
 
 function memoryStorage() {
   const m = new Map<string, string>();

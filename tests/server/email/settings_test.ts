@@ -7,22 +7,13 @@ import assert from "node:assert/strict";
 import type { Clock } from "../../../server/auth/clock.ts";
 import { startTestServer } from "../../helpers/server.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
-import { call, fragment, getUser, openLink, withEmail } from "./helpers.ts";
+import { call, confirmedUser, fragment, getUser, local, openLink, withEmail } from "./helpers.ts";
 
 class TestClock implements Clock {
   t = Date.now();
   now() {
     return new Date(this.t);
   }
-}
-
-async function confirmed(srv: Parameters<typeof call>[0], email: string) {
-  const r = await call(srv, "POST", "/admin/users", {
-    email,
-    password: "pw-123456",
-    email_confirm: true,
-  }, await srv.serviceRoleToken());
-  assert.equal(r.status, 200, JSON.stringify(r.body));
 }
 
 Deno.test("MAILER_URLPATHS_*: each link kind opens its path (relative to API_EXTERNAL_URL, or absolute)", async () => {
@@ -40,7 +31,7 @@ Deno.test("MAILER_URLPATHS_*: each link kind opens its path (relative to API_EXT
     assert.equal(conf.origin + conf.pathname, "https://auth.example.com/api/auth/confirm");
     assert.equal(conf.searchParams.get("type"), "signup");
 
-    await confirmed(srv, "r@example.com");
+    await confirmedUser(srv, "r@example.com");
     await call(srv, "POST", "/recover", { email: "r@example.com" });
     const rec = new URL((await smtp.waitForMail("r@example.com")).link);
     assert.equal(rec.origin + rec.pathname, "https://app.example.com/reset-password");
@@ -72,7 +63,7 @@ Deno.test("MAILER_OTP_EXP: a link and a code stop working once it has passed", a
   await withEmail(
     { AUTHSVC_MAILER_OTP_EXP: "120", AUTHSVC_SMTP_LINK_FREQUENCY: "0" },
     async ({ srv, smtp }) => {
-      await confirmed(srv, "exp@example.com");
+      await confirmedUser(srv, "exp@example.com");
       await call(srv, "POST", "/otp", { email: "exp@example.com" });
       const a = await smtp.waitForMail("exp@example.com");
       clock.t += 119_000;
@@ -93,7 +84,7 @@ Deno.test("MAILER_OTP_EXP: a link and a code stop working once it has passed", a
       });
       assert.equal(late.status, 403);
       assert.equal(late.body.error_code, "otp_expired");
-      const link = await openLink(b.link.replace("http://localhost:8081", srv.url));
+      const link = await openLink(local(srv, b.link));
       assert.equal(fragment(link.location!).error_code, "otp_expired");
     },
     { clock },
@@ -117,7 +108,7 @@ Deno.test("MAILER_TEMPLATE_TIMEOUT: a template server that does not answer gives
       AUTHSVC_MAILER_TEMPLATE_TIMEOUT: "1",
       LOG_LEVEL: "warn",
     }, async ({ srv, smtp }) => {
-      await confirmed(srv, "t@example.com");
+      await confirmedUser(srv, "t@example.com");
       const r = await call(srv, "POST", "/recover", { email: "t@example.com" });
       assert.equal(r.status, 200);
       const mail = await smtp.waitForMail("t@example.com");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { call, fragment, getUser, openLink, withEmail } from "./helpers.ts";
+import { call, fragment, getUser, local, openLink, withEmail } from "./helpers.ts";
 
 Deno.test("sign-up: the confirmation mail's link confirms and signs in at SITE_URL", async () => {
   await withEmail({}, async ({ srv, smtp }) => {
@@ -27,14 +27,14 @@ Deno.test("sign-up: the confirmation mail's link confirms and signs in at SITE_U
     const link = new URL(mail.link);
     assert.equal(link.searchParams.get("type"), "signup");
     assert.equal(link.searchParams.get("redirect_to"), "http://localhost:3000");
-    const local = `${srv.url}/verify${link.search}`;
+    const opened = `${srv.url}/verify${link.search}`;
     // a mail scanner's HEAD and a prefetch do not use the link up
-    assert.equal((await fetch(local, { method: "HEAD" })).status, 200);
-    const pre = await fetch(local, { headers: { "Sec-Purpose": "prefetch" }, redirect: "manual" });
+    assert.equal((await fetch(opened, { method: "HEAD" })).status, 200);
+    const pre = await fetch(opened, { headers: { "Sec-Purpose": "prefetch" }, redirect: "manual" });
     await pre.body?.cancel();
     assert.equal(pre.status, 200);
 
-    const { status, location } = await openLink(local);
+    const { status, location } = await openLink(opened);
     assert.equal(status, 303);
     assert.equal(location!.origin, "http://localhost:3000");
     const f = fragment(location!);
@@ -53,7 +53,7 @@ Deno.test("sign-up: the confirmation mail's link confirms and signs in at SITE_U
     assert.ok(me.email_confirmed_at);
 
     // the link is single use: a second click lands with the error
-    const again = await openLink(local);
+    const again = await openLink(opened);
     const e = fragment(again.location!);
     assert.equal(e.error, "access_denied");
     assert.equal(e.error_code, "otp_expired");
@@ -122,9 +122,9 @@ Deno.test("sign-up: repeated sign-up of an unconfirmed address re-sends after th
     const b = await smtp.waitForMail("again@example.com");
     assert.notEqual(a.link, b.link);
     // the newest link works, the replaced one does not
-    const old = await openLink(a.link.replace("http://localhost:8081", srv.url));
+    const old = await openLink(local(srv, a.link));
     assert.equal(fragment(old.location!).error_code, "otp_expired");
-    const cur = await openLink(b.link.replace("http://localhost:8081", srv.url));
+    const cur = await openLink(local(srv, b.link));
     assert.ok(fragment(cur.location!).access_token);
   });
 });
