@@ -104,20 +104,24 @@ export class SmsService {
   }
 
   /**
-   * Delivers `text(code)` to `phone` through the send limits; `code` is made
-   * here with SMS_OTP_LENGTH digits unless given. Emits `sms_sent`.
+   * Delivers one SMS to `phone` through the send limits. `prepare` makes the
+   * text (issuing a token when the code must be recorded) and runs only once
+   * the limits granted the slot, so a refused request issues and replaces
+   * nothing, also when concurrent requests race for the same slot; when the
+   * gateway fails, `undo` puts back what `prepare` changed. Emits `sms_sent`.
    */
   async #deliver(
     phone: string,
     kind: string,
     intervalSec: number,
-    text: string,
     what: string,
+    prepare: () => Promise<{ text: string; undo?: () => Promise<void> }>,
   ): Promise<SentSms> {
     const gw = this.#gateway();
     return await this.sendLimits.send(
       { channel: "sms", recipient: phone, kind, intervalSec },
       async () => {
+        const { text, undo } = await prepare();
         try {
           const r = await gw.send({ to: phone, text });
           this.events.emit("sms_sent", { provider: gw.name });
@@ -130,6 +134,9 @@ export class SmsService {
             status: (e as ApiError)?.status,
             error: e instanceof Error ? e.message : String(e),
           });
+          await undo?.().catch((err) =>
+            this.log.error("could not restore the previous code", { error: String(err) })
+          );
           throw e;
         }
       },
@@ -152,16 +159,17 @@ export class SmsService {
       o.phone,
       o.kind ?? SMS_CODE_KIND,
       o.intervalSec ?? this.config.sms.maxFrequency,
-      renderSmsTemplate(this.config.sms.template, code),
       o.kind ?? "code",
+      () => Promise.resolve({ text: renderSmsTemplate(this.config.sms.template, code) }),
     );
     return { ...sent, code };
   }
 
   /**
    * Issues a one-time token of `type` for `userId` to `phone` and sends its
-   * code. When the send fails, the user's previous token of that type is
-   * restored (it keeps working) and the error passes through.
+   * code. The token is issued only once the send limits granted the SMS;
+   * when the send fails, the user's previous token of that type is restored
+   * (it keeps working) and the error passes through.
    */
   async sendOtp(o: {
     userId: string;
@@ -169,40 +177,26 @@ export class SmsService {
     type: PhoneCodeType;
     data?: Record<string, unknown>;
   }): Promise<SentSms & { expiresAt: Date }> {
-    this.#gateway();
     const cfg = this.config.sms;
-    // Refuse early (nothing issued) when over a limit; #deliver checks again atomically.
-    await this.sendLimits.check({
-      channel: "sms",
-      recipient: o.phone,
-      kind: SMS_CODE_KIND,
-      intervalSec: cfg.maxFrequency,
+    let expiresAt = new Date(0);
+    const sent = await this.#deliver(o.phone, SMS_CODE_KIND, cfg.maxFrequency, o.type, async () => {
+      const before = await this.#snapshot(o.userId, o.type);
+      const t = await this.otp.issue({
+        userId: o.userId,
+        type: o.type,
+        recipient: o.phone,
+        ttlSec: cfg.otpExp,
+        codeLength: cfg.otpLength,
+        link: false,
+        data: o.data,
+      });
+      expiresAt = t.expiresAt;
+      return {
+        text: renderSmsTemplate(cfg.template, t.code),
+        undo: () => this.#restore(t.id, before),
+      };
     });
-    const before = await this.#snapshot(o.userId, o.type);
-    const t = await this.otp.issue({
-      userId: o.userId,
-      type: o.type,
-      recipient: o.phone,
-      ttlSec: cfg.otpExp,
-      codeLength: cfg.otpLength,
-      link: false,
-      data: o.data,
-    });
-    try {
-      const sent = await this.#deliver(
-        o.phone,
-        SMS_CODE_KIND,
-        cfg.maxFrequency,
-        renderSmsTemplate(cfg.template, t.code),
-        o.type,
-      );
-      return { ...sent, expiresAt: t.expiresAt };
-    } catch (e) {
-      await this.#restore(t.id, before).catch((err) =>
-        this.log.error("could not restore the previous code", { error: String(err) })
-      );
-      throw e;
-    }
+    return { ...sent, expiresAt };
   }
 
   async #snapshot(userId: string, type: string): Promise<TokenSnapshot> {

@@ -53,6 +53,23 @@ Deno.test("concurrent guesses cannot exceed SMS_OTP_MAX_ATTEMPTS: the right code
   });
 });
 
+Deno.test("concurrent code requests for one number: one SMS goes out, and its code is the one that works", async () => {
+  await withPhoneServer("textlocal", {}, async ({ srv, sms }) => {
+    const s = srv.services;
+    const user = await s.users.create({ phone: "15551230010" });
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, () => s.sms.sendUserCode(user, "sms")),
+    );
+    assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+    for (const r of results) {
+      if (r.status === "rejected") assert.equal(r.reason.errorCode, "over_sms_send_rate_limit");
+    }
+    assert.equal(sms.messagesTo("15551230010").length, 1);
+    const row = await s.sms.verify(["sms"], "15551230010", sms.lastCode("15551230010")!);
+    assert.equal(row.user_id, user.id);
+  });
+});
+
 Deno.test("a right code works once, within SMS_OTP_EXP only", async () => {
   await withPhoneServer("vonage", { AUTHSVC_SMS_OTP_EXP: "120" }, async ({ srv, sms, clock }) => {
     const s = srv.services;
