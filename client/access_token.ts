@@ -25,8 +25,12 @@ import {
 
 export type { AccessTokenOptions, TokenMode, TokenPlacement, TokenTransmission };
 
-/** Marks the field `accessTokenFromOwnedHash` took the token from. */
-const SKIP_KEY = Symbol("oauth2.tokenKey");
+/**
+ * The field `accessTokenFromOwnedHash` took the token from, read (and cleared)
+ * by the constructor it calls next; not a mark on the hash, whose shape a
+ * symbol key would change (a measurable cost on every token response).
+ */
+let tokenKeyOfNextHash: string | undefined;
 
 /**
  * An access token bound to a client.
@@ -72,6 +76,8 @@ export class AccessToken {
    * @throws {TypeError} when an argument has the wrong type
    */
   constructor(client: Client, token: string, opts: AccessTokenOptions = {}) {
+    const skip = tokenKeyOfNextHash; // first, so that no throw below leaves it set
+    tokenKeyOfNextHash = undefined;
     if (!client || typeof client !== "object" || typeof client.getToken !== "function") {
       throw new TypeError(`AccessToken: "client" must be a Client, got ${typeName(client)}`);
     }
@@ -84,7 +90,6 @@ export class AccessToken {
     this.client = client;
     this.token = token;
     const source = opts instanceof SnakyHash ? opts.toObject() : opts;
-    const skip = (source as Record<symbol, unknown>)[SKIP_KEY];
     const params: Record<string, unknown> = {};
     let refresh_token, expires_in, expires_at, expires_latency, expires;
     let mode, header_format, param_name, token_name;
@@ -382,7 +387,7 @@ export function accessTokenFromOwnedHash(
   }
   const token = key === undefined ? "" : fresh[key];
   // The constructor copies every other field into params; it skips the token's.
-  if (key !== undefined) (fresh as Record<symbol, unknown>)[SKIP_KEY] = key;
+  tokenKeyOfNextHash = key;
   return new AccessToken(
     client,
     token === undefined || token === null ? "" : String(token),

@@ -24,10 +24,12 @@ export function redactOptions(options: ResolvedClientOptions): Record<string, un
   };
 }
 
+const SECRET_PARAMS = ["password", "code", "refresh_token", "code_verifier", "assertion"];
+
 /** Secret wire values of a token request (password, code ...), for redaction. */
 export function tokenSecrets(params: TokenParams): string[] {
   const out: string[] = [];
-  for (const k of ["password", "code", "refresh_token", "code_verifier", "assertion"]) {
+  for (const k of SECRET_PARAMS) {
     if (typeof params[k] === "string") out.push(params[k] as string);
   }
   return out;

@@ -202,6 +202,17 @@ function isBlank(text: string): boolean {
 function snakeKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(snakeKeys);
   if (value === null || typeof value !== "object") return value;
+  const source = value as Record<string, unknown>;
+  let flat = true;
+  for (const k in source) {
+    const v = source[k];
+    if ((v !== null && typeof v === "object") || snakeCase(k) !== k) {
+      flat = false;
+      break;
+    }
+  }
+  // The common token response: snake_case keys, no nesting, so a shallow copy does.
+  if (flat) return { ...source };
   const out: Record<string, unknown> = {};
   for (const k in value as Record<string, unknown>) {
     const v = (value as Record<string, unknown>)[k];
