@@ -135,6 +135,17 @@ export async function duplicateSignup(
     if (channel === "phone") throw badRequest("User already registered", "user_already_exists");
     throw new ApiError(422, "user_already_exists", "User already registered");
   }
+  if (hooks.length) {
+    // A fresh sign-up's confirmation is refused (429) once the channel's send cap
+    // (RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT) is reached; refuse alike, or
+    // an exhausted cap would tell known addresses from new ones.
+    await s.sendLimits.check({
+      channel: channel === "email" ? "email" : "sms",
+      recipient: "",
+      kind: "confirmation",
+      intervalSec: 0,
+    });
+  }
   for (const hook of hooks) {
     try {
       await hook({ c, s, user: existing, channel, body, redirectTo, duplicate: true });

@@ -311,3 +311,29 @@ Deno.test("a known address's sign-up answers like a fresh one: members, timestam
     await smtp.close();
   }
 });
+
+Deno.test("over the e-mail send cap a known address is refused like a new one, not answered 200", async () => {
+  const srv = await startTestServer({ AUTHSVC_RATE_LIMIT_EMAIL_SENT: "2" });
+  try {
+    const known = email("capped");
+    for (const address of [known, email("second")]) {
+      const r = await postJson(srv, "/signup", { email: address, password: "secret-pw-1" });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    }
+    await srv.db.query(
+      `UPDATE ${srv.db.t("users")} SET email_confirmed_at = now() WHERE email = $1`,
+      [known],
+    );
+    const fresh = await postJson(srv, "/signup", {
+      email: email("third"),
+      password: "secret-pw-1",
+    });
+    const dup = await postJson(srv, "/signup", { email: known, password: "secret-pw-1" });
+    assert.equal(fresh.status, 429);
+    assert.equal(dup.status, fresh.status);
+    assert.deepEqual(dup.body, fresh.body);
+    assert.equal(dup.headers.get("retry-after"), fresh.headers.get("retry-after"));
+  } finally {
+    await srv.close();
+  }
+});
