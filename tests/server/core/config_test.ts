@@ -176,3 +176,115 @@ Deno.test(".env and the environment: the environment wins; a missing file is no 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("every setting spec 2.5 names is read (and so documented), each under its right name", () => {
+  const specNames = [
+    "SITE_URL",
+    "URI_ALLOW_LIST",
+    "OPERATOR_TOKEN",
+    "DISABLE_SIGNUP",
+    "EXTERNAL_EMAIL_ENABLED",
+    "EXTERNAL_PHONE_ENABLED",
+    "EXTERNAL_ANONYMOUS_USERS_ENABLED",
+    "RATE_LIMIT_HEADER",
+    "RATE_LIMIT_EMAIL_SENT",
+    "PASSWORD_MIN_LENGTH",
+    "PASSWORD_REQUIRED_CHARACTERS",
+    "SECURITY_REFRESH_TOKEN_ROTATION_ENABLED",
+    "SECURITY_REFRESH_TOKEN_REUSE_INTERVAL",
+    "SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION",
+    "SECURITY_SB_FORWARDED_FOR_ENABLED",
+    "API_HOST",
+    "API_PORT",
+    "API_ENDPOINT",
+    "API_EXTERNAL_URL",
+    "REQUEST_ID_HEADER",
+    "DB_DRIVER",
+    "DB_DATABASE_URL",
+    "DB_MAX_POOL_SIZE",
+    "DB_NAMESPACE",
+    "LOG_FILE",
+    "TRACING_ENABLED",
+    "TRACING_EXPORTER",
+    "METRICS_ENABLED",
+    "METRICS_EXPORTER",
+    "JWT_SECRET",
+    "JWT_EXP",
+    "JWT_AUD",
+    "JWT_ADMIN_GROUP_NAME",
+    "JWT_DEFAULT_GROUP_NAME",
+    "JWT_ADMIN_ROLES",
+    "SMTP_ADMIN_EMAIL",
+    "SMTP_HOST",
+    "SMTP_PORT",
+    "SMTP_USER",
+    "SMTP_PASS",
+    "SMTP_MAX_FREQUENCY",
+    "SMTP_SENDER_NAME",
+    "MAILER_AUTOCONFIRM",
+    "MAILER_OTP_EXP",
+    "MAILER_URLPATHS_INVITE",
+    "MAILER_URLPATHS_CONFIRMATION",
+    "MAILER_URLPATHS_RECOVERY",
+    "MAILER_URLPATHS_EMAIL_CHANGE",
+    "SMS_AUTOCONFIRM",
+    "SMS_MAX_FREQUENCY",
+    "SMS_OTP_EXP",
+    "SMS_OTP_LENGTH",
+    "SMS_PROVIDER",
+    "SMS_TWILIO_ACCOUNT_SID",
+    "SMS_TWILIO_AUTH_TOKEN",
+    "SMS_TWILIO_MESSAGE_SERVICE_SID",
+    "SMS_MESSAGEBIRD_ACCESS_KEY",
+    "SMS_MESSAGEBIRD_ORIGINATOR",
+    "SECURITY_CAPTCHA_ENABLED",
+    "SECURITY_CAPTCHA_PROVIDER",
+    "SECURITY_CAPTCHA_SECRET",
+    "SECURITY_CAPTCHA_TIMEOUT",
+  ].map((n) => `AUTHSVC_${n}`);
+  for (const p of ["APPLE", "GITHUB", "GITLAB", "KEYCLOAK", "WORKOS"]) {
+    for (const s of ["ENABLED", "CLIENT_ID", "SECRET", "REDIRECT_URI", "URL"]) {
+      specNames.push(`AUTHSVC_EXTERNAL_${p}_${s}`);
+    }
+  }
+  for (
+    const kind of [
+      "INVITE",
+      "CONFIRMATION",
+      "RECOVERY",
+      "MAGIC_LINK",
+      "EMAIL_CHANGE",
+      "PASSWORD_CHANGED_NOTIFICATION",
+      "EMAIL_CHANGED_NOTIFICATION",
+      "MFA_FACTOR_ENROLLED_NOTIFICATION",
+      "MFA_FACTOR_UNENROLLED_NOTIFICATION",
+    ]
+  ) specNames.push(`AUTHSVC_MAILER_SUBJECTS_${kind}`, `AUTHSVC_MAILER_TEMPLATES_${kind}`);
+  for (const kind of ["PHONE_CHANGED", "IDENTITY_LINKED", "IDENTITY_UNLINKED"]) {
+    specNames.push(`AUTHSVC_MAILER_TEMPLATES_${kind}_NOTIFICATION`);
+  }
+  for (
+    const n of [
+      "PASSWORD_CHANGED",
+      "EMAIL_CHANGED",
+      "PHONE_CHANGED",
+      "IDENTITY_LINKED",
+      "IDENTITY_UNLINKED",
+      "MFA_FACTOR_ENROLLED",
+      "MFA_FACTOR_UNENROLLED",
+    ]
+  ) specNames.push(`AUTHSVC_MAILER_NOTIFICATIONS_${n}_ENABLED`);
+  // no prefix (spec: "(no prefix)", OTEL_* and DEBUG)
+  specNames.push(
+    "PORT",
+    "DATABASE_URL",
+    "LOG_LEVEL",
+    "OTEL_EXPORTER_PROMETHEUS_HOST",
+    "OTEL_EXPORTER_PROMETHEUS_PORT",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "DEBUG",
+  );
+  const read = new Set(readConfig(MIN).docs.flatMap((d) => d.name.split(" / ")));
+  const missing = specNames.filter((n) => !read.has(n));
+  assert.deepEqual(missing, []);
+});
