@@ -13,11 +13,12 @@
  * - POST /verify {type: "sms" | "phone_change", phone, token}: a session.
  * - PUT /user {phone}: a code to the new number (phone_change,
  *   phone_change_sent_at); with SMS_AUTOCONFIRM the number changes at once.
- * - POST /resend {type: "sms" | "phone_change", phone}: the code again.
+ * - POST /resend {type: "sms" | "phone_change", phone}: the code again
+ *   (the same answer, limits and timing when there is nothing to resend).
  * - GET /reauthenticate for a user with a phone and no e-mail: a nonce by SMS.
  */
 import type { Hono } from "../../deps.ts";
-import { parsePhone, type PhoneCodeType } from "../auth/phone.ts";
+import { parsePhone, type PhoneCodeType, SMS_CODE_KIND } from "../auth/phone.ts";
 import type { TokenSet } from "../auth/sessions.ts";
 import type { UserRow } from "../auth/users.ts";
 import { isUniqueViolation } from "../db/db.ts";
@@ -193,9 +194,12 @@ export async function verifyByPhone(
 }
 
 /**
- * POST /resend with type `sms` or `phone_change`: `{message_id}` when a code
- * went out, `{}` when there was nothing to resend (unknown number, already
- * confirmed, no pending change), so nobody learns which numbers have accounts.
+ * POST /resend with type `sms` or `phone_change`: `{message_id}` whether or
+ * not a code went out (unknown number, already confirmed, no pending
+ * change: nothing is sent), within the same limits (a second request within
+ * SMS_MAX_FREQUENCY is a 429 either way) and in about the time a send takes,
+ * so nobody learns which numbers have accounts. The id is ours, not the
+ * gateway's (which is logged with "sms sent"), for the same reason.
  */
 export async function resendByPhone(
   c: Ctx,
@@ -205,18 +209,27 @@ export async function resendByPhone(
 ): Promise<Response> {
   requirePhoneEnabled(s);
   const phone = parsePhone(body.phone);
-  let user: UserRow | null;
+  const started = s.sms.timing.now();
+  let user = await s.users.findByPhone(phone);
   let to: string | null;
   if (type === "sms") {
-    user = await s.users.findByPhone(phone);
     to = user && !user.phone_confirmed_at ? phone : null;
   } else {
-    user = await s.users.findByPhone(phone);
     if (!user?.phone_change) user = await findByPhoneChange(s, phone);
     to = user?.phone_change || null;
   }
-  if (!user || !to) return c.json({});
-  const sent = await s.sms.sendOtp({ userId: user.id, phone: to, type });
+  const messageId = crypto.randomUUID();
+  if (!user || !to) {
+    await s.sendLimits.decoy({
+      channel: "sms",
+      recipient: phone,
+      kind: SMS_CODE_KIND,
+      intervalSec: s.config.sms.maxFrequency,
+    });
+    await s.sms.timing.pad(type, started);
+    return c.json({ message_id: messageId });
+  }
+  await s.sms.sendOtp({ userId: user.id, phone: to, type });
   await s.users.update(
     user.id,
     type === "sms"
@@ -231,7 +244,7 @@ export async function resendByPhone(
     traits: { channel: "sms", type },
     ip: clientIp(c),
   });
-  return c.json({ message_id: sent.messageId });
+  return c.json({ message_id: messageId });
 }
 
 /**

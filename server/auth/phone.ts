@@ -32,6 +32,7 @@ import type { Logger } from "../observe/log.ts";
 import { renderSmsTemplate, type SmsProvider } from "../sms/mod.ts";
 import type { Clock } from "./clock.ts";
 import { randomDigits } from "./crypto.ts";
+import { AnswerTiming } from "../mail/timing.ts";
 import type { Events } from "./events.ts";
 import type { OneTimeTokenRow, OneTimeTokens } from "./otp.ts";
 import type { SendLimits } from "./send_limits.ts";
@@ -76,6 +77,8 @@ interface TokenSnapshot {
 /** The SMS service (`s.sms`). */
 export class SmsService {
   readonly #tokens: string;
+  /** How long codes take to send, imitated by answers that send none (mail/timing.ts). */
+  readonly timing = new AnswerTiming();
 
   constructor(
     readonly config: Config,
@@ -179,6 +182,7 @@ export class SmsService {
   }): Promise<SentSms & { expiresAt: Date }> {
     const cfg = this.config.sms;
     let expiresAt = new Date(0);
+    const started = this.timing.now();
     const sent = await this.#deliver(o.phone, SMS_CODE_KIND, cfg.maxFrequency, o.type, async () => {
       const before = await this.#snapshot(o.userId, o.type);
       const t = await this.otp.issue({
@@ -196,6 +200,7 @@ export class SmsService {
         undo: () => this.#restore(t.id, before),
       };
     });
+    this.timing.observe(o.type, this.timing.now() - started);
     return { ...sent, expiresAt };
   }
 

@@ -169,7 +169,7 @@ Deno.test("phone change: code to the new number, /verify phone_change moves the 
   }
 });
 
-Deno.test("POST /resend sms and phone_change: a new code for pending ones, {} otherwise", async () => {
+Deno.test("POST /resend sms and phone_change: a new code for pending ones, the same answer otherwise", async () => {
   await withPhoneServer("twilio", { AUTHSVC_SMS_OTP_EXP: "600" }, async ({ srv, sms, clock }) => {
     const phone = "+15552220007";
     assert.equal((await postJson(srv, "/signup", { phone, password: PASSWORD })).status, 200);
@@ -183,14 +183,25 @@ Deno.test("POST /resend sms and phone_change: a new code for pending ones, {} ot
       const old = await postJson(srv, "/verify", { type: "sms", phone, token: first });
       assert.equal(old.status, 403, "a resent code replaces the previous one");
     }
+    // An unknown number: the same answer, and the same 429 within SMS_MAX_FREQUENCY.
     const unknown = await postJson(srv, "/resend", { type: "sms", phone: "+15552229999" });
     assert.equal(unknown.status, 200);
-    assert.deepEqual(unknown.body, {});
+    assert.deepEqual(Object.keys(unknown.body), ["message_id"]);
+    assert.match(String(unknown.body.message_id), /^[0-9a-f-]{36}$/);
+    assert.match(String(r.body.message_id), /^[0-9a-f-]{36}$/);
+    const unknownAgain = await postJson(srv, "/resend", { type: "sms", phone: "+15552229999" });
+    assert.equal(unknownAgain.status, 429);
+    assert.equal(unknownAgain.body.error_code, "over_sms_send_rate_limit");
+    const knownAgain = await postJson(srv, "/resend", { type: "sms", phone });
+    assert.equal(knownAgain.status, 429);
+    assert.equal(knownAgain.body.error_code, "over_sms_send_rate_limit");
+    assert.equal(sms.messagesTo("+15552229999").length, 0);
     const v = await postJson(srv, "/verify", { type: "sms", phone, token: sms.lastCode(phone) });
     assert.equal(v.status, 200, JSON.stringify(v.body));
     clock.advance(61);
     const confirmed = await postJson(srv, "/resend", { type: "sms", phone });
-    assert.deepEqual(confirmed.body, {});
+    assert.equal(confirmed.status, 200);
+    assert.deepEqual(Object.keys(confirmed.body), ["message_id"]);
     assert.equal(sms.messagesTo(phone).length, 2);
     // a pending phone change gets its code again
     const token = String(v.body.access_token);
