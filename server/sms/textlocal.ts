@@ -18,7 +18,7 @@ import {
 } from "./provider.ts";
 
 /** Textlocal error codes that mean the recipient was refused. */
-const RECIPIENT_CODES = new Set(["4", "32", "51", "192"]);
+const RECIPIENT_CODES = new Set(["4", "32", "51"]);
 
 /** The Textlocal gateway. */
 export class TextlocalProvider implements SmsProvider {
