@@ -193,3 +193,22 @@ Deno.test("verify: a banned user's link lands with access_denied and user_banned
     assert.equal(f.access_token, undefined);
   });
 });
+
+Deno.test("EXTERNAL_EMAIL_ENABLED=false: e-mail sign-in, recovery and resend are refused, nothing is sent", async () => {
+  await withEmail({ AUTHSVC_EXTERNAL_EMAIL_ENABLED: "false" }, async ({ srv, smtp }) => {
+    await confirmedUser(srv, "off@example.com");
+    for (
+      const [path, body] of [
+        ["/otp", { email: "off@example.com" }],
+        ["/magiclink", { email: "off@example.com" }],
+        ["/recover", { email: "off@example.com" }],
+        ["/resend", { type: "signup", email: "off@example.com" }],
+      ] as const
+    ) {
+      const r = await call(srv, "POST", path, body);
+      assert.equal(r.status, 422, path);
+      assert.equal(r.body.error_code, "email_provider_disabled", path);
+    }
+    await smtp.expectNoMail("off@example.com");
+  });
+});
