@@ -145,6 +145,10 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
     const problem = spec.authorizeCheck?.(q);
     if (problem) return fail(`authorize: ${problem}`);
     if (q.get("__deny") === "1") {
+      // Apple posts a cancelled sign-in back like a consent: error and state, no description.
+      if (spec.formPost) {
+        return formPost(redirectUri, { error: "user_cancelled_authorize", state: st });
+      }
       const back = new URL(redirectUri);
       back.searchParams.set("error", "access_denied");
       back.searchParams.set("error_description", "The user denied your request");
@@ -159,16 +163,7 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
       scope,
       user: structuredClone(fake.user),
     });
-    if (spec.formPost) {
-      const fields = { code, state: st };
-      return new Response(
-        `<html><body onload="document.forms[0].submit()"><form method="post" action="${redirectUri}">` +
-          Object.entries(fields).map(([k, v]) => `<input type="hidden" name="${k}" value="${v}">`)
-            .join("") +
-          `</form></body></html>`,
-        { headers: { "content-type": "text/html" } },
-      );
-    }
+    if (spec.formPost) return formPost(redirectUri, { code, state: st });
     const back = new URL(redirectUri);
     back.searchParams.set("code", code);
     back.searchParams.set("state", st);
@@ -347,6 +342,17 @@ export async function startProviderFake(name: string, opts: FakeOptions): Promis
     },
   };
   return fake;
+}
+
+/** The self-submitting form of `response_mode=form_post`. */
+function formPost(action: string, fields: Record<string, string>): Response {
+  return new Response(
+    `<html><body onload="document.forms[0].submit()"><form method="post" action="${action}">` +
+      Object.entries(fields).map(([k, v]) => `<input type="hidden" name="${k}" value="${v}">`)
+        .join("") +
+      `</form></body></html>`,
+    { headers: { "content-type": "text/html" } },
+  );
 }
 
 async function hmacHex(secret: string, text: string): Promise<string> {

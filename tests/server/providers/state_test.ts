@@ -427,3 +427,24 @@ Deno.test("without redirect_to the user returns to the page they came from, when
     await env.close();
   }
 });
+
+Deno.test("apple: a cancelled sign-in is posted back and lands on the target with the error", async () => {
+  const env = await serverWithFakes(["apple"]);
+  try {
+    const to = await redirectOf(
+      env.srv,
+      "/authorize?provider=apple&redirect_to=http://localhost:3000/in",
+    );
+    const cb = await env.fakes.apple.deny(to.href);
+    assert.equal(cb.init.method, "POST", "form_post");
+    const l = await land(env.srv, cb);
+    assert.equal(l.status, 303, "the browser GETs the target after a POST");
+    assert.equal(l.location.href.split("?")[0], "http://localhost:3000/in");
+    assert.equal(l.hash.get("error"), "user_cancelled_authorize");
+    assert.equal(l.hash.get("error_code"), "oauth_provider_error");
+    assert.equal(l.query.get("error"), "user_cancelled_authorize");
+    assert.deepEqual(env.fakes.apple.problems, []);
+  } finally {
+    await env.close();
+  }
+});
