@@ -253,7 +253,7 @@ async function slowSmtp(delayMs: number) {
 }
 
 Deno.test("a known address's sign-up answers like a fresh one: members, timestamps, time taken", async () => {
-  const smtp = await slowSmtp(300);
+  const smtp = await slowSmtp(800);
   const srv = await startTestServer({ ...smtp.env, AUTHSVC_SMTP_MAX_FREQUENCY: "0s" });
   const timed = async (address: string) => {
     const t0 = performance.now();
@@ -274,7 +274,7 @@ Deno.test("a known address's sign-up answers like a fresh one: members, timestam
     const identity = (u.identities as Json[])[0];
     return {
       confirmationAfterCreation: at("confirmation_sent_at") > at("created_at"),
-      updatedWithConfirmation: Math.abs(at("updated_at") - at("confirmation_sent_at")) < 50,
+      updatedWithConfirmation: Math.abs(at("updated_at") - at("confirmation_sent_at")) < 500,
       identityWithUser: identity.created_at === u.created_at &&
         identity.last_sign_in_at === u.created_at,
     };
@@ -282,7 +282,7 @@ Deno.test("a known address's sign-up answers like a fresh one: members, timestam
   try {
     const known = email("known");
     const fresh = await timed(known);
-    const freshAgain = await timed(email("fresh"));
+    await timed(email("fresh"));
     const unconfirmed = await timed(known); // its confirmation mail is sent again
     await srv.db.query(
       `UPDATE ${srv.db.t("users")} SET email_confirmed_at = now() WHERE email = $1`,
@@ -302,10 +302,9 @@ Deno.test("a known address's sign-up answers like a fresh one: members, timestam
       identityWithUser: true,
     });
     // Without its mail a confirmed address would answer in a fraction of the
-    // time; it waits about as long as fresh sign-ups took (a lower bound only).
-    const typical = Math.min(fresh.ms, freshAgain.ms);
-    assert.ok(confirmed.ms >= 300, `${confirmed.ms} ms for a confirmed address`);
-    assert.ok(confirmed.ms >= typical * 0.5, `${confirmed.ms} ms vs ${typical} ms`);
+    // time (no insert, no SMTP round trip); it waits as long as fresh
+    // sign-ups' work took, which the slow mail server makes at least 800 ms.
+    assert.ok(confirmed.ms >= 800, `${confirmed.ms} ms for a confirmed address`);
   } finally {
     await srv.close();
     await smtp.close();
