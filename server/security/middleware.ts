@@ -4,7 +4,7 @@
  *
  * | route                         | limits                         | captcha            |
  * |-------------------------------|--------------------------------|--------------------|
- * | POST /token                   | token (RATE_LIMIT_TOKEN_REFRESH) | grant_type=password |
+ * | POST /token                   | token (RATE_LIMIT_TOKEN_REFRESH) | grant_type=password (query or body) |
  * | GET/POST /verify              | verify                         |                    |
  * | POST /otp, POST /magiclink    | otp                            | yes                |
  * | POST /signup                  | signup; anonymous when the body has no email and no phone | yes |
@@ -26,6 +26,8 @@ interface Plan {
   captcha: boolean;
   /** POST /signup: the anonymous limit applies to bodies without email and phone. */
   signup: boolean;
+  /** POST /token without grant_type in the query: the captcha applies when the body's is password. */
+  grantInBody?: boolean;
 }
 
 /** What protects one request, or undefined. */
@@ -38,7 +40,14 @@ export function planFor(
   if (method === "POST") {
     switch (p) {
       case "/token":
-        return { limits: ["token"], captcha: grantType === "password", signup: false };
+        // The grant type may also come in the body (token.ts reads both): undefined here
+        // means "look in the body", so moving it there does not skip the captcha.
+        return {
+          limits: ["token"],
+          captcha: grantType === undefined || grantType === "password",
+          signup: false,
+          grantInBody: grantType === undefined,
+        };
       case "/verify":
         return { limits: ["verify"], captcha: false, signup: false };
       case "/otp":
@@ -95,6 +104,7 @@ export function abuseProtection(s: Services): MiddlewareHandler<AppEnv> {
     const needCaptcha = captcha.enabled && plan.captcha;
     if (!plan.signup && !needCaptcha) return await next();
     const body = await readBody(c);
+    if (plan.grantInBody && body.grant_type !== "password") return await next();
     if (plan.signup && isAnonymousSignup(body)) {
       const hit = await limiter.hit("anonymous", key);
       if (!hit.allowed) throw overRequestRateLimit(hit.retryAfterSec);

@@ -86,6 +86,16 @@ Deno.test("captcha: every protected endpoint refuses a request without a token",
       assert.equal(r.status, 400, path);
       assert.equal(r.body.error_code, "captcha_failed", path);
     }
+    // The grant type in the body instead of the query string is the same password sign-in.
+    const bodyGrant = await send(srv, "POST", "/token", { ...body, grant_type: "password" });
+    assert.equal(bodyGrant.status, 400);
+    assert.equal(bodyGrant.body.error_code, "captcha_failed");
+    const formGrant = await srv.fetch("/token", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "password", ...body }),
+    });
+    assert.equal((await formGrant.json()).error_code, "captcha_failed");
     // Anonymous sign-in is a sign-up without e-mail and phone.
     const anon = await send(srv, "POST", "/signup", { data: {} });
     assert.equal(anon.body.error_code, "captcha_failed");
