@@ -13,6 +13,7 @@
  */
 import type { Hono } from "../../deps.ts";
 import { createFlowState, exchangeAuthCode, readPkceParams } from "../auth/pkce.ts";
+import { checkPasswordStrength } from "../auth/passwords.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
@@ -30,6 +31,20 @@ async function nonceStep(u: UserUpdate): Promise<void> {
   const nonce = optString(u.body, "nonce", 64);
   if (!nonce) {
     throw new ApiError(400, "reauthentication_needed", "Password update requires reauthentication");
+  }
+  // The nonce is used up below, before the password step runs: refuse a
+  // password that step would refuse first, so a typo does not cost the nonce
+  // (a new one may be SMTP_MAX_FREQUENCY away).
+  if (u.password !== "") checkPasswordStrength(s.config, u.password);
+  if (
+    u.password && user.encrypted_password &&
+    await s.passwords.verify(u.password, user.encrypted_password)
+  ) {
+    throw new ApiError(
+      422,
+      "same_password",
+      "New password should be different from the old password.",
+    );
   }
   const pending = await s.otp.pending(user.id, "reauthentication");
   const ok = pending &&

@@ -129,6 +129,19 @@ Deno.test("reauthentication: with the setting on, a password change needs the no
       }, token);
       assert.equal(bad.status, 422);
       assert.equal(bad.body.error_code, "reauthentication_not_valid");
+      // a password refused for itself does not use the nonce up
+      const weak = await call(srv, "PUT", "/user", { password: "1", nonce: mail.code }, token);
+      assert.equal(weak.status, 422);
+      assert.equal(weak.body.error_code, "weak_password");
+      const same = await call(
+        srv,
+        "PUT",
+        "/user",
+        { password: "pw-123456", nonce: mail.code },
+        token,
+      );
+      assert.equal(same.status, 422);
+      assert.equal(same.body.error_code, "same_password");
       const ok = await call(srv, "PUT", "/user", { password: "new-pw-1", nonce: mail.code }, token);
       assert.equal(ok.status, 200, JSON.stringify(ok.body));
       assert.ok(ok.body.reauthentication_sent_at);
