@@ -10,12 +10,11 @@
  * provider's authorization code.
  */
 import assert from "node:assert/strict";
-import { GoTrueClient } from "../../helpers/deps.ts";
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from "../../helpers/server.ts";
 import { startSmsFake } from "../../helpers/sms_fakes.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
 import { startProviderFake } from "../../helpers/provider_fakes.ts";
-import { totpAt } from "../mfa/_util.ts";
+import { client as authClient, totpAt } from "../mfa/_util.ts";
 import { email, type Json, send } from "./_fakes.ts";
 
 /** Asserts that no log line holds any of `secrets` (nor any JWT). */
@@ -27,22 +26,6 @@ function assertNoSecret(srv: TestServer, secrets: string[]): void {
     assert.ok(!text.includes(s), `a log line contains a secret (${s.slice(0, 4)}...)`);
   }
   assert.doesNotMatch(text, /eyJ[\w-]+\.[\w-]+\.[\w-]+/, "a JWT is in the logs");
-}
-
-function memoryClient(srv: TestServer): GoTrueClient {
-  const store = new Map<string, string>();
-  return new GoTrueClient({
-    url: srv.url,
-    autoRefreshToken: false,
-    persistSession: true,
-    detectSessionInUrl: false,
-    storageKey: `sb-${crypto.randomUUID()}`,
-    storage: {
-      getItem: (k: string) => store.get(k) ?? null,
-      setItem: (k: string, v: string) => void store.set(k, v),
-      removeItem: (k: string) => void store.delete(k),
-    },
-  });
 }
 
 /** Every token value of a session answer. */
@@ -192,7 +175,7 @@ Deno.test("no secret in the logs: MFA (TOTP) and admin flows", async () => {
     secrets.push(new URL(String(link.body.action_link)).searchParams.get("token")!);
 
     // MFA: enroll TOTP, challenge, a wrong code, the right code.
-    const client = memoryClient(srv);
+    const client = authClient(srv);
     const signedIn = await client.signInWithPassword({ email: address, password });
     assert.equal(signedIn.error, null);
     secrets.push(...sessionSecrets(signedIn.data.session as unknown as Json));
