@@ -169,3 +169,44 @@ Deno.test("mailer: a stalled mail server is a 500 after SMTP_TIMEOUT, not a hung
     await smtp.close();
   }
 });
+
+Deno.test("mailer: an invite's metadata and address are escaped in the HTML part, plain in the text part", async () => {
+  const ac = new AbortController();
+  const tpl = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen() {} },
+    () =>
+      new Response(
+        `<p>Welcome {{ .Data.name }} &lt;{{ .Email }}&gt;</p><p><a href="{{ .ConfirmationURL }}">Join</a></p>`,
+      ),
+  );
+  const smtp = await startSmtp();
+  const srv = await startTestServer({
+    ...smtp.env,
+    AUTHSVC_MAILER_TEMPLATES_INVITE: `http://127.0.0.1:${tpl.addr.port}/invite.html`,
+    AUTHSVC_MAILER_SUBJECTS_INVITE: "Join us, {{ .Data.name }}",
+  });
+  try {
+    const email = "o'neil&co@example.com";
+    const r = await srv.fetch("/invite", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${await srv.serviceRoleToken()}`,
+      },
+      body: JSON.stringify({ email, data: { name: "<script>alert(1)</script>" } }),
+    });
+    assert.equal(r.status, 200, await r.text());
+    const m = await smtp.waitForMail(email);
+    assert.ok(!m.html.includes("<script>"), m.html);
+    assert.ok(m.html.includes("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert.ok(m.html.includes("o&#39;neil&amp;co@example.com"));
+    assert.match(m.text, /Welcome <script>alert\(1\)<\/script> <o'neil&co@example\.com>/);
+    assert.match(m.text, /Join: http:\/\/localhost:8081\/verify\?token=/);
+    assert.equal(m.subject, "Join us, <script>alert(1)</script>");
+  } finally {
+    await srv.close();
+    await smtp.close();
+    ac.abort();
+    await tpl.finished;
+  }
+});
