@@ -268,3 +268,44 @@ Deno.test("auth-js: signUp({ phone, password }) then verifyOtp, and resend throu
     assert.equal(pw.data.user?.phone, "15552220010");
   });
 });
+
+Deno.test("auth-js: updateUser({ phone }) then verifyOtp phone_change; reauthenticate() by SMS then updateUser({ password, nonce })", async () => {
+  await withPhoneServer("vonage", {
+    AUTHSVC_SMS_MAX_FREQUENCY: "0",
+    AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: "true",
+  }, async ({ srv, sms }) => {
+    const client = authClient(srv);
+    const phone = "+15552220011";
+    assert.equal((await client.signInWithOtp({ phone })).error, null);
+    const inn = await client.verifyOtp({ phone, token: sms.lastCode(phone)!, type: "sms" });
+    assert.equal(inn.error, null, String(inn.error?.message));
+
+    const next = "+15552220012";
+    const upd = await client.updateUser({ phone: next });
+    assert.equal(upd.error, null, String(upd.error?.message));
+    assert.equal(upd.data.user?.phone, "15552220011", "the number changes only once confirmed");
+    assert.ok((upd.data.user as unknown as { phone_change_sent_at?: string }).phone_change_sent_at);
+    assert.equal(sms.messagesTo(next).length, 1);
+    const moved = await client.verifyOtp({
+      phone: next,
+      token: sms.lastCode(next)!,
+      type: "phone_change",
+    });
+    assert.equal(moved.error, null, String(moved.error?.message));
+    assert.equal(moved.data.user?.phone, "15552220012");
+    assert.equal((await client.getUser()).data.user?.phone, "15552220012");
+
+    const refused = await client.updateUser({ password: "new phone password 2" });
+    assert.equal(refused.error?.status, 400, "a password change needs the nonce");
+    assert.equal((await client.reauthenticate()).error, null);
+    const nonce = sms.lastCode(next)!;
+    const changed = await client.updateUser({ password: "new phone password 2", nonce });
+    assert.equal(changed.error, null, String(changed.error?.message));
+    const again = await client.signInWithPassword({
+      phone: next,
+      password: "new phone password 2",
+    });
+    assert.equal(again.error, null, String(again.error?.message));
+    assert.deepEqual(sms.violations, []);
+  });
+});
