@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { startServerProcess } from "../../helpers/process.ts";
 import { dropNamespace, freshNamespace, testDatabaseUrl } from "../../helpers/server.ts";
 import { openDb } from "../../../server/db/db.ts";
+import { startSmsFake } from "../../helpers/sms_fakes.ts";
 
 async function status(url: string, init?: RequestInit): Promise<number> {
   const res = await fetch(url, { redirect: "manual", ...init });
@@ -14,19 +15,26 @@ async function status(url: string, init?: RequestInit): Promise<number> {
   return res.status;
 }
 
-Deno.test("rate limits across two server processes: /verify counted once in the database, /token per process", async () => {
+Deno.test("rate limits across two server processes: /verify and SMS_MAX_FREQUENCY counted once in the database, /token per process", async () => {
   const dbUrl = testDatabaseUrl() || "postgres://postgres@127.0.0.1:5432/test";
   const ns = freshNamespace();
+  const sms = await startSmsFake("twilio");
   const env = {
+    ...sms.env,
+    AUTHSVC_EXTERNAL_PHONE_ENABLED: "true",
     DATABASE_URL: dbUrl,
     AUTHSVC_DB_NAMESPACE: ns,
     LOG_LEVEL: "error",
     AUTHSVC_RATE_LIMIT_VERIFY: "4/1h",
     AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: "2/1h",
   };
-  const a = await startServerProcess(env);
+  const a = await startServerProcess(env).catch(async (e) => {
+    await sms.close();
+    throw e;
+  });
   const b = await startServerProcess(env).catch(async (e) => {
     await a.stop();
+    await sms.close();
     throw e;
   });
   try {
@@ -54,8 +62,24 @@ Deno.test("rate limits across two server processes: /verify counted once in the 
     assert.notEqual(await grant(a), 429);
     assert.equal(await grant(a), 429);
     assert.notEqual(await grant(b), 429);
+
+    // A code texted through one process: the other refuses a second within SMS_MAX_FREQUENCY.
+    const otp = (p: { url: string }) =>
+      fetch(`${p.url}/otp`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ phone: "+15556660001" }),
+      });
+    const first = await otp(a);
+    assert.equal(first.status, 200, await first.text());
+    const second = await otp(b);
+    const refused = await second.json();
+    assert.equal(second.status, 429);
+    assert.equal(refused.error_code, "over_sms_send_rate_limit");
+    assert.equal(sms.messagesTo("15556660001").length, 1);
   } finally {
     await Promise.all([a.stop(), b.stop()]);
+    await sms.close();
     const db = await openDb({ url: dbUrl, dataDir: "", maxPoolSize: 1, prefix: `${ns}_` });
     try {
       await dropNamespace(db, `${ns}_`);
