@@ -49,9 +49,14 @@ export interface SendRequest {
   intervalSec: number;
 }
 
+/** How often a process drops send_log rows too old to matter to any limit. */
+const PRUNE_EVERY_MS = 10 * 60_000;
+
 /** Database-backed send limits. */
 export class SendLimits {
   readonly table: string;
+  #lastPrune = 0;
+  #horizonSec = 0;
 
   constructor(readonly db: Db, readonly config: Config, readonly clock: Clock) {
     this.table = db.t("send_log");
@@ -122,8 +127,31 @@ export class SendLimits {
     );
   }
 
+  /**
+   * Every PRUNE_EVERY_MS, deletes the rows older than the longest interval or
+   * window any limit looks back (the table would otherwise only grow).
+   */
+  async #prune(now: Date, intervalSec: number): Promise<void> {
+    const c = this.config;
+    this.#horizonSec = Math.max(
+      this.#horizonSec,
+      intervalSec,
+      c.rateLimit.emailSent.windowSec,
+      c.rateLimit.smsSent.windowSec,
+      c.smtp.maxFrequency,
+      c.smtp.linkFrequency,
+      c.sms.maxFrequency,
+    );
+    if (now.getTime() - this.#lastPrune < PRUNE_EVERY_MS) return;
+    this.#lastPrune = now.getTime();
+    await this.db.query(`DELETE FROM ${this.table} WHERE sent_at < $1`, [
+      new Date(now.getTime() - this.#horizonSec * 1000),
+    ]).catch(() => {});
+  }
+
   async #reserve(logChannel: string, r: SendRequest, recipient: string): Promise<number> {
     const now = this.clock.now();
+    await this.#prune(now, r.intervalSec);
     return await this.db.transaction(async (tx) => {
       await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
         `send_log:${this.table}:${r.channel}`,

@@ -134,3 +134,24 @@ Deno.test("send limits: per recipient interval and hourly cap, failed sends do n
     },
   );
 });
+
+Deno.test("send limits: rows older than every limit's look-back are pruned, newer ones kept", async () => {
+  await withUser({}, async ({ srv, clock }) => {
+    const sl = srv.services.sendLimits;
+    const t = sl.table;
+    const ago = (sec: number) => new Date(clock.t - sec * 1000);
+    await srv.db.query(
+      `INSERT INTO ${t} (channel, recipient, kind, sent_at) VALUES
+         ('email', 'old@x.io', 'recovery', $1), ('email', 'recent@x.io', 'recovery', $2)`,
+      [ago(3601), ago(1800)], // the longest look-back by default: the hourly window
+    );
+    await sl.send(
+      { channel: "email", recipient: "new@x.io", kind: "recovery", intervalSec: 60 },
+      () => Promise.resolve(),
+    );
+    const rows = await srv.db.query<{ recipient: string }>(
+      `SELECT recipient FROM ${t} ORDER BY recipient`,
+    );
+    assert.deepEqual(rows.map((r) => r.recipient), ["new@x.io", "recent@x.io"]);
+  });
+});
