@@ -17,7 +17,8 @@
  *
  * Only a hash of the auth code is stored. A flow expires FLOW_STATE_TTL_SEC
  * after the code is issued (GoTrue: 5 minutes) and a never-used flow after a
- * day.
+ * day (or MAILER_OTP_EXP, when longer: its link may still come back). Every
+ * exchange prunes such flows, at most every 10 minutes per process.
  */
 import { ApiError, badRequest } from "../api/errors.ts";
 import type { Body } from "../api/input.ts";
@@ -161,6 +162,7 @@ export async function exchangeAuthCode(
     );
   }
   const db = s.db;
+  await pruneOccasionally(s);
   const [flow] = await db.query<FlowStateRow>(
     `DELETE FROM ${db.t("flow_state")} WHERE auth_code_hash = $1 RETURNING *`,
     [await sha256Hex(authCode)],
@@ -200,14 +202,32 @@ export async function exchangeAuthCode(
   return set;
 }
 
-/** Deletes flows whose code expired or that were never used (housekeeping). */
-export async function pruneFlowStates(db: Db, clock: Clock): Promise<void> {
+const PRUNE_EVERY_MS = 10 * 60_000;
+const lastPrune = new WeakMap<Db, number>();
+
+async function pruneOccasionally(s: Services): Promise<void> {
+  const now = s.clock.now().getTime();
+  if (now - (lastPrune.get(s.db) ?? 0) < PRUNE_EVERY_MS) return;
+  lastPrune.set(s.db, now);
+  await pruneFlowStates(s.db, s.clock, Math.max(UNUSED_FLOW_TTL_SEC, s.config.mailer.otpExp))
+    .catch(() => {});
+}
+
+/**
+ * Deletes flows whose code expired or that were never used within
+ * `unusedTtlSec` (housekeeping).
+ */
+export async function pruneFlowStates(
+  db: Db,
+  clock: Clock,
+  unusedTtlSec = UNUSED_FLOW_TTL_SEC,
+): Promise<void> {
   const now = clock.now().getTime();
   await db.query(
     `DELETE FROM ${
       db.t("flow_state")
     } WHERE (auth_code_issued_at IS NOT NULL AND auth_code_issued_at < $1)
        OR created_at < $2`,
-    [new Date(now - FLOW_STATE_TTL_SEC * 1000), new Date(now - UNUSED_FLOW_TTL_SEC * 1000)],
+    [new Date(now - FLOW_STATE_TTL_SEC * 1000), new Date(now - unusedTtlSec * 1000)],
   );
 }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { GoTrueClient } from "../../helpers/deps.ts";
 import type { TestServer } from "../../helpers/server.ts";
 import { sha256Base64url } from "../../../server/auth/crypto.ts";
+import { createFlowState } from "../../../server/auth/pkce.ts";
 import type { Clock } from "../../../server/auth/clock.ts";
 import { call, fragment, local, openLink, withEmail } from "./helpers.ts";
 
@@ -191,4 +192,34 @@ Deno.test("pkce grant: verifier checked (s256 any case, plain), single use, expi
     const m = await smtp.waitForMail("g@example.com");
     assert.ok(fragment((await openLink(local(srv, m.link))).location!).access_token);
   }, { clock });
+});
+
+Deno.test("pkce: an exchange prunes flows never used within a day and codes past their 5 minutes", async () => {
+  await withEmail({}, async ({ srv }) => {
+    const t = srv.db.t("flow_state");
+    const challenge = "c".repeat(43);
+    const mk = (method: string) =>
+      createFlowState(srv.db, {
+        codeChallenge: challenge,
+        codeChallengeMethod: "plain",
+        authenticationMethod: method,
+      });
+    const stale = await mk("stale");
+    const fresh = await mk("fresh");
+    const issued = await mk("issued");
+    await srv.db.query(`UPDATE ${t} SET created_at = now() - interval '25 hours' WHERE id = $1`, [
+      stale.id,
+    ]);
+    await srv.db.query(
+      `UPDATE ${t} SET auth_code_issued_at = now() - interval '6 minutes' WHERE id = $1`,
+      [issued.id],
+    );
+    const r = await call(srv, "POST", "/token?grant_type=pkce", {
+      auth_code: "nope",
+      code_verifier: challenge,
+    });
+    assert.equal(r.status, 404);
+    const left = await srv.db.query<{ id: string }>(`SELECT id FROM ${t}`);
+    assert.deepEqual(left.map((x) => x.id), [fresh.id]);
+  });
 });
