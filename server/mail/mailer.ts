@@ -14,9 +14,12 @@
  *
  *   await s.mailer.notify("phone_changed", user, { OldPhone: "...", Phone: "..." });
  *
- * which does nothing unless MAILER_NOTIFICATIONS_<KIND>_ENABLED is on (or the
- * user has no e-mail), and never throws: a failure is logged and `false`
+ * which does nothing when MAILER_NOTIFICATIONS_<KIND>_ENABLED is off or the
+ * user has no e-mail, and never throws: a failure is logged and `false`
  * returned, so the change that triggered it stands.
+ *
+ * `timing` (timing.ts) records how long mails take to send, so answers that
+ * send nothing can take as long (no account enumeration by speed).
  */
 import { nodemailer } from "../../deps.ts";
 import { ApiError } from "../api/errors.ts";
