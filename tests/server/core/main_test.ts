@@ -142,3 +142,14 @@ Deno.test("a fresh clone starts on the committed .env.example with no other step
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("SIGINT (Ctrl-C) stops the server like SIGTERM: exit 0, database closed", async () => {
+  const p = await startServerProcess({});
+  try {
+    assert.equal(await p.stop("SIGINT"), 0);
+    assert.ok(p.stdout.some((l) => l.includes("SIGINT received")), p.stdout.join("\n"));
+    assert.ok(p.stdout.some((l) => l.includes('"stopped"')), p.stdout.join("\n"));
+  } finally {
+    await p.stop("SIGKILL");
+  }
+});
