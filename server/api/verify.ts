@@ -82,6 +82,9 @@ async function verifyGet(c: Ctx, s: Services): Promise<Response> {
   if (c.req.method === "HEAD" || isPrefetch(c)) {
     return c.body(null, 200, { "cache-control": "no-store" });
   }
+  // Redirects carry sessions and codes: never stored by a cache, never sent on as a referrer.
+  c.header("cache-control", "no-store");
+  c.header("referrer-policy", "no-referrer");
   const fail = (status: number, code: string, description: string) =>
     c.redirect(
       withFragment(redirectTo, {

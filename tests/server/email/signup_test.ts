@@ -34,7 +34,12 @@ Deno.test("sign-up: the confirmation mail's link confirms and signs in at SITE_U
     await pre.body?.cancel();
     assert.equal(pre.status, 200);
 
-    const { status, location } = await openLink(opened);
+    const res = await fetch(opened, { redirect: "manual" });
+    await res.body?.cancel();
+    assert.equal(res.headers.get("cache-control"), "no-store");
+    assert.equal(res.headers.get("referrer-policy"), "no-referrer");
+    const status = res.status;
+    const location = new URL(res.headers.get("location")!);
     assert.equal(status, 303);
     assert.equal(location!.origin, "http://localhost:3000");
     const f = fragment(location!);
