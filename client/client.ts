@@ -10,7 +10,7 @@ import { OAuthError } from "./error.ts";
 import { registerRequester } from "./internal.ts";
 import { type Logger, logRequest, logResponse } from "./logger.ts";
 import type { AuthScheme, ClientOptions, RequestOptions, TokenParams, Verb } from "./options.ts";
-import { OAuthResponse } from "./response.ts";
+import { OAuthResponse, type ResponseOptions } from "./response.ts";
 import { appendParams, resolveUrl, withQuery } from "./url.ts";
 import { tokenRequest } from "./token_request.ts";
 import { AuthCode } from "./strategy/auth_code.ts";
@@ -23,6 +23,11 @@ import { validateClientArguments } from "./validate_options.ts";
 
 const VERBS = new Set(["get", "post", "put", "patch", "delete", "head", "options"]);
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+function isEmpty(record: Record<string, string>): boolean {
+  for (const _ in record) return false;
+  return true;
+}
+const NO_PARSE_OPTIONS: Readonly<ResponseOptions> = Object.freeze({});
 /**
  * Deno and Node give `redirect: "manual"` real 3xx responses, so the library
  * applies its own redirect rules there. Browsers and workers hand back an
@@ -184,6 +189,7 @@ export class Client {
     url: string,
     opts: RequestOptions,
     extraSecrets: readonly (string | undefined)[],
+    ownsHeaders = false,
   ): Promise<OAuthResponse> {
     if (typeof verb !== "string" || !VERBS.has(verb.toLowerCase())) {
       throw new TypeError(
@@ -206,11 +212,16 @@ export class Client {
     } else {
       target = this.#resolved.get(url) ?? this.#resolve(url, "url").href;
     }
-    const headers: Record<string, string> = {};
     const defaults = this.#connection.headers;
-    for (const k in defaults) headers[k.toLowerCase()] = defaults[k];
     const extra = opts.headers;
-    if (extra) { for (const k in extra) headers[k.toLowerCase()] = extra[k]; }
+    let headers: Record<string, string>;
+    if (ownsHeaders && extra && isEmpty(defaults)) {
+      headers = extra; // the token request's own record, keys already lower case
+    } else {
+      headers = {};
+      for (const k in defaults) headers[k.toLowerCase()] = defaults[k];
+      if (extra) { for (const k in extra) headers[k.toLowerCase()] = extra[k]; }
+    }
     let body: BodyInit | undefined = encodeBody(opts.body, headers);
     let current = target;
     let redirectsLeft = this.options.maxRedirects;
@@ -252,11 +263,11 @@ export class Client {
         current = next.href;
         continue;
       }
-      const result = new OAuthResponse(response, text, {
-        parse: opts.parse,
-        snaky: opts.snaky,
-        snakyHashClass: opts.snakyHashClass,
-      });
+      const parsing = opts.parse === undefined && opts.snaky === undefined &&
+          opts.snakyHashClass === undefined
+        ? NO_PARSE_OPTIONS
+        : { parse: opts.parse, snaky: opts.snaky, snakyHashClass: opts.snakyHashClass };
+      const result = new OAuthResponse(response, text, parsing);
       if (response.status >= 400) {
         const error = new OAuthError(result, { secrets });
         if (opts.raiseErrors ?? this.options.raiseErrors) throw error;
@@ -290,7 +301,7 @@ export class Client {
       params,
       (v, u, o) => {
         o.raiseErrors = false;
-        return this.#request(v, u, o, secrets);
+        return this.#request(v, u, o, secrets, true);
       },
     );
     return buildToken(this, response, accessTokenOpts, this.#secrets(secrets));
@@ -315,7 +326,7 @@ export class Client {
       this,
       this.revokeUrl(),
       wire,
-      (v, u, o) => this.#request(v, u, o, [token]),
+      (v, u, o) => this.#request(v, u, o, [token], true),
       "post",
     );
   }

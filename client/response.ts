@@ -142,36 +142,12 @@ export class OAuthResponse {
 
   /** The body parsed once, before any SnakyHash is built. */
   #raw(): { data: Parsed; hash: boolean } {
-    if (this.#rawCache) return this.#rawCache;
-    const text = (data: Parsed) => (this.#rawCache = { data, hash: false });
     const mode = this.options.parse ?? "automatic";
-    const body = this.body;
-    if (mode === "text") return text(body);
-    if (isBlank(body)) return text(null);
-    let data: unknown;
-    const type = this.contentType;
-    const kind = mode !== "automatic"
-      ? mode
-      : type === "application/x-www-form-urlencoded"
-      ? "query"
-      : type && (JSON_TYPES.has(type) || type.endsWith("+json"))
-      ? "json"
-      : /^\s*[[{]/.test(body)
-      ? "json"
-      : "text";
-    if (kind === "text") return text(body);
-    if (kind === "query") {
-      data = Object.fromEntries(new URLSearchParams(body.trim()));
-    } else {
-      try {
-        data = JSON.parse(body);
-      } catch {
-        return text(body);
-      }
-    }
-    if (Array.isArray(data)) return text(data);
-    if (data === null || typeof data !== "object") return text(body);
-    return (this.#rawCache = { data: data as Record<string, unknown>, hash: true });
+    return (this.#rawCache ??= parseBody(
+      this.body,
+      mode,
+      mode === "automatic" ? this.contentType : null,
+    ));
   }
 
   /**
@@ -189,6 +165,43 @@ export class OAuthResponse {
     const data = raw.data as Record<string, unknown>;
     return this.options.snaky === false ? { ...data } : snakeKeys(data) as Record<string, unknown>;
   }
+}
+
+/** Parses a body by the rules of spec 2.4 (`hash`: a JSON object or a form); `type` is the media type. */
+function parseBody(
+  body: string,
+  mode: ParseMode,
+  type: string | null,
+): { data: Parsed; hash: boolean } {
+  if (mode === "text") return asText(body);
+  if (isBlank(body)) return asText(null);
+  let data: unknown;
+  const kind = mode !== "automatic"
+    ? mode
+    : type === "application/x-www-form-urlencoded"
+    ? "query"
+    : type && (JSON_TYPES.has(type) || type.endsWith("+json"))
+    ? "json"
+    : /^\s*[[{]/.test(body)
+    ? "json"
+    : "text";
+  if (kind === "text") return asText(body);
+  if (kind === "query") {
+    data = Object.fromEntries(new URLSearchParams(body.trim()));
+  } else {
+    try {
+      data = JSON.parse(body);
+    } catch {
+      return asText(body);
+    }
+  }
+  if (Array.isArray(data)) return asText(data);
+  if (data === null || typeof data !== "object") return asText(body);
+  return { data: data as Record<string, unknown>, hash: true };
+}
+
+function asText(data: Parsed): { data: Parsed; hash: boolean } {
+  return { data, hash: false };
 }
 
 /** Whether `text` is empty or whitespace; a body starting with a visible ASCII character is not copied. */
