@@ -155,10 +155,21 @@ Deno.test("metrics (opentelemetry): pushed over OTLP with the resource attribute
     OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${collector.url}/v1/metrics`,
     OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
     OTEL_METRIC_EXPORT_INTERVAL: "200",
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
   });
   try {
     await (await srv.fetch("/health")).body?.cancel();
-    await collector.waitFor(() => collector.metrics.some((m) => m.name === "http.server.requests"));
+    const address = email();
+    const up = await send(srv, "POST", "/signup", { email: address, password: "pw-123456" });
+    assert.equal(up.status, 200);
+    const ref = await send(srv, "POST", "/token?grant_type=refresh_token", {
+      refresh_token: up.body.refresh_token,
+    });
+    assert.equal(ref.status, 200);
+    await collector.waitFor(() =>
+      collector.metrics.some((m) => m.name === "http.server.requests") &&
+      collector.metrics.some((m) => m.name === "auth.token_refreshes")
+    );
   } finally {
     await srv.close();
     await collector.close();
@@ -167,7 +178,13 @@ Deno.test("metrics (opentelemetry): pushed over OTLP with the resource attribute
   assert.equal(m.resource["auth.version"], VERSION);
   const names = new Set(collector.metrics.map((x) => x.name));
   for (
-    const n of ["http.server.request.duration", "process.runtime.memory.rss", "process.uptime"]
+    const n of [
+      "http.server.request.duration",
+      "auth.signups",
+      "auth.audit_entries",
+      "process.runtime.memory.rss",
+      "process.uptime",
+    ]
   ) {
     assert.ok(names.has(n), n);
   }
