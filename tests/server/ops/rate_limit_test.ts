@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { startTestServer } from "../../helpers/server.ts";
+import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
+import { readConfig } from "../../../server/config.ts";
 import { email, send, TestClock } from "./_fakes.ts";
 
 Deno.test("rate limit: /verify answers 429 with Retry-After past RATE_LIMIT_VERIFY, per client", async () => {
@@ -134,4 +135,24 @@ Deno.test("rate limit: a malformed setting stops the start naming it", async () 
     () => startTestServer({ AUTHSVC_RATE_LIMIT_VERIFY: "lots" }),
     /AUTHSVC_RATE_LIMIT_VERIFY/,
   );
+});
+
+Deno.test("rate limit: the contract's settings and defaults (GoTrue's names)", () => {
+  const { config } = readConfig({ ...BASE_ENV });
+  const r = config.rateLimit;
+  assert.deepEqual(r.tokenRefresh, { count: 150, windowSec: 300 });
+  assert.deepEqual(r.verify, { count: 30, windowSec: 300 });
+  assert.deepEqual(r.otp, { count: 30, windowSec: 300 });
+  assert.deepEqual(r.anonymousUsers, { count: 30, windowSec: 3600 });
+  assert.deepEqual(r.smsSent, { count: 30, windowSec: 3600 });
+  assert.equal(r.header, "");
+  const set = readConfig({
+    ...BASE_ENV,
+    AUTHSVC_RATE_LIMIT_VERIFY: "7/1m",
+    AUTHSVC_RATE_LIMIT_OTP: "8",
+    AUTHSVC_RATE_LIMIT_HEADER: "X-Real-Client",
+  }).config.rateLimit;
+  assert.deepEqual(set.verify, { count: 7, windowSec: 60 });
+  assert.deepEqual(set.otp, { count: 8, windowSec: 300 }, "a bare count keeps the default window");
+  assert.equal(set.header, "X-Real-Client");
 });
