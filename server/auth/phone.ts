@@ -12,7 +12,10 @@
  * over_sms_send_rate_limit) and RATE_LIMIT_SMS_SENT over all numbers, counted
  * in the database. It has SMS_OTP_LENGTH digits, is valid SMS_OTP_EXP
  * seconds, is stored only as a keyed hash (auth/otp.ts), is single use, and
- * dies after SMS_OTP_MAX_ATTEMPTS wrong guesses.
+ * dies after SMS_OTP_MAX_ATTEMPTS guesses (each takes its attempt in the
+ * database before it is compared, so concurrent guesses cannot exceed it).
+ * Its token is issued only once the limits granted the SMS, so concurrent
+ * requests for one number send one code, and that code is the one stored.
  *
  * A failed send leaves everything as it was: the user's previous code of
  * that kind still works, the send does not count against the limits, and the
