@@ -63,10 +63,15 @@ export function classifyDbError(e: unknown): unknown {
   const code = sqlState(e);
   // 08xxx connection exceptions, 57P01-57P03 admin shutdown / cannot connect now, 53300 too many connections
   if (code === undefined || code.startsWith("08") || code.startsWith("57P") || code === "53300") {
-    const msg = e instanceof Error ? e.message : String(e);
+    // The node:net code travels too: a write racing a peer's close fails with EPIPE,
+    // "This socket has been ended by the other party" (tests/reliability/faults_test.ts).
+    const nodeCode = (e as { code?: unknown })?.code;
+    const msg = `${e instanceof Error ? e.message : String(e)} ${
+      typeof nodeCode === "string" ? nodeCode : ""
+    }`;
     if (
       code !== undefined ||
-      /ECONNREFUSED|ECONNRESET|CONNECT_TIMEOUT|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|connection|Connection refused|EPIPE|terminat/i
+      /ECONNREFUSED|ECONNRESET|CONNECT_TIMEOUT|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|connection|Connection refused|EPIPE|terminat|ended by the other party|ERR_STREAM_DESTROYED/i
         .test(msg)
     ) return new DbUnavailableError(e);
   }
