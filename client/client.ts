@@ -22,6 +22,8 @@ import { buildToken, encodeBody, redactOptions, tokenSecrets } from "./client_he
 import { validateClientArguments } from "./validate_options.ts";
 
 const VERBS = new Set(["get", "post", "put", "patch", "delete", "head", "options"]);
+/** The HTTP method of each verb as the library spells it (no case conversion per request). */
+const METHODS = new Map([...VERBS].map((v) => [v, v.toUpperCase()]));
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 function isEmpty(record: Record<string, string>): boolean {
   for (const _ in record) return false;
@@ -191,7 +193,11 @@ export class Client {
     extraSecrets: readonly (string | undefined)[],
     ownsHeaders = false,
   ): Promise<OAuthResponse> {
-    if (typeof verb !== "string" || !VERBS.has(verb.toLowerCase())) {
+    let method = METHODS.get(verb);
+    if (method === undefined && typeof verb === "string" && VERBS.has(verb.toLowerCase())) {
+      method = verb.toUpperCase();
+    }
+    if (method === undefined) {
       throw new TypeError(
         `request: "verb" must be one of ${[...VERBS].join(", ")}, got ${String(verb)}`,
       );
@@ -203,7 +209,6 @@ export class Client {
       throw new TypeError(`request: "opts" must be an object, got ${typeName(opts)}`);
     }
     const secrets = this.#secrets(extraSecrets);
-    let method = verb.toUpperCase();
     let target: string;
     if (opts.params && Object.keys(opts.params).length > 0) {
       const withParams = this.#resolve(url, "url");

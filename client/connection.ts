@@ -133,6 +133,7 @@ export class Connection implements ConnectionBuilder {
   #options: ConnectionOptions;
   #httpClient: HttpClientLike | undefined;
   #httpClientTried = false;
+  #needsHttpClient: boolean;
   #logger: Logger;
 
   /**
@@ -143,6 +144,7 @@ export class Connection implements ConnectionBuilder {
    */
   constructor(options: ConnectionOptions, logger: Logger) {
     this.#options = options;
+    this.#needsHttpClient = Boolean(options.proxy || options.cert || options.caCerts);
     this.#fetch = options.fetch;
     this.#logger = logger;
   }
@@ -189,8 +191,8 @@ export class Connection implements ConnectionBuilder {
   }
 
   #transportInit(): RequestInit | undefined {
+    if (!this.#needsHttpClient) return undefined;
     const o = this.#options;
-    if (!o.proxy && !o.cert && !o.caCerts) return undefined;
     if (!this.#httpClientTried) {
       this.#httpClientTried = true;
       const deno = (globalThis as { Deno?: DenoHttpLike }).Deno;
