@@ -4,7 +4,9 @@
  * request exactly as the provider documents it (method, path, authentication,
  * content type, fields), answers like the provider (its success body, and its
  * error format when told to fail), and records each accepted message, so a
- * test reads the code the way a user reads their phone.
+ * test reads the code the way a user reads their phone. Each provider's
+ * documented request and answers live in sms_fake_specs.ts; a query string
+ * on the gateway URL is a violation (credentials belong in the body).
  *
  * API:
  *
@@ -27,6 +29,7 @@
  * `MessagingServiceSid`).
  */
 import type { SmsProviderName } from "../../server/config.ts";
+import { CREDS, digitsOnly, type FakeCtx, HANDLERS } from "./sms_fake_specs.ts";
 
 /** One message the fake accepted. */
 export interface FakeSms {
@@ -65,18 +68,6 @@ export interface SmsFakeOptions {
   /** Twilio only: "sid" (default) configures an MG… messaging service, "number" a sender number. */
   twilioSender?: "sid" | "number";
 }
-
-const CREDS = {
-  twilio: { sid: "AC0123456789abcdef0123456789abcdef", token: "twilio-auth-token-secret" },
-  messagebird: { key: "live_messagebird_access_key", originator: "AuthSvc" },
-  textlocal: { key: "textlocal-api-key-secret", sender: "AUTHSV" },
-  vonage: { key: "vonagekey", secret: "vonage-secret-1", from: "AuthSvc" },
-};
-
-const digitsOnly = (p: string) => p.replace(/[^0-9]/g, "");
-
-type Answer = { status: number; body: unknown };
-type Check = (req: Request, form: URLSearchParams, url: URL) => string | null;
 
 /** Starts a fake of `provider`. */
 export async function startSmsFake(
@@ -131,268 +122,15 @@ export async function startSmsFake(
     return f;
   }
 
-  function formOf(req: Request, text: string, url: URL): URLSearchParams | string {
-    const type = req.headers.get("content-type") ?? "";
-    if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) {
-      return `content-type is "${type}", expected application/x-www-form-urlencoded`;
-    }
-    const form = new URLSearchParams(text);
-    for (const [k, v] of url.searchParams) if (!form.has(k)) form.set(k, v);
-    return form;
-  }
-
-  const handlers: Record<SmsProviderName, (req: Request, url: URL, text: string) => Answer> = {
-    twilio(req, url, text) {
-      const c = CREDS.twilio;
-      const err = (status: number, code: number, message: string): Answer => ({
-        status,
-        body: { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status },
-      });
-      if (req.method !== "POST" || url.pathname !== `/2010-04-01/Accounts/${c.sid}/Messages.json`) {
-        violations.push(`${req.method} ${url.pathname}`);
-        return err(404, 20404, "The requested resource was not found");
-      }
-      if (req.headers.get("authorization") !== `Basic ${btoa(`${c.sid}:${c.token}`)}`) {
-        violations.push("authorization is not HTTP Basic with the account SID and auth token");
-        return err(401, 20003, "Authenticate");
-      }
-      const form = formOf(req, text, url);
-      if (typeof form === "string") {
-        violations.push(form);
-        return err(400, 21620, "Invalid request body");
-      }
-      const to = form.get("To") ?? "";
-      if (!/^\+[1-9][0-9]{1,14}$/.test(to)) {
-        violations.push(`To is "${to}", expected "+" and E.164 digits`);
-        return err(400, 21211, `The 'To' number ${to} is not a valid phone number.`);
-      }
-      if (!form.get("Body")) {
-        violations.push("Body is missing");
-        return err(400, 21602, "Message body is required.");
-      }
-      const from = form.get("From");
-      const mss = form.get("MessagingServiceSid");
-      if (
-        twilioSender.startsWith("+") ? from !== twilioSender || mss : mss !== twilioSender || from
-      ) {
-        violations.push(
-          `sender: From=${from} MessagingServiceSid=${mss}, expected ${twilioSender} in ${
-            twilioSender.startsWith("+") ? "From" : "MessagingServiceSid"
-          }`,
-        );
-        return err(400, 21603, "A 'From' phone number is required.");
-      }
-      const f = takeFailure();
-      if (f === "recipient") {
-        return err(400, 21211, `The 'To' number ${to} is not a valid phone number.`);
-      }
-      if (f === "auth") return err(401, 20003, "Authenticate");
-      if (f === "server") return err(500, 20500, "Internal Server Error");
-      messages.push({
-        provider,
-        to: digitsOnly(to),
-        from: from ?? mss ?? "",
-        text: form.get("Body")!,
-      });
-      const sid = `SM${String(++seq).padStart(32, "0")}`;
-      return {
-        status: 201,
-        body: {
-          sid,
-          account_sid: c.sid,
-          to,
-          from: from ?? null,
-          messaging_service_sid: mss ?? null,
-          body: form.get("Body"),
-          status: mss ? "accepted" : "queued",
-          num_segments: "1",
-          direction: "outbound-api",
-          api_version: "2010-04-01",
-          error_code: null,
-          error_message: null,
-          uri: `/2010-04-01/Accounts/${c.sid}/Messages/${sid}.json`,
-        },
-      };
-    },
-
-    messagebird(req, url, text) {
-      const c = CREDS.messagebird;
-      const err = (
-        status: number,
-        code: number,
-        description: string,
-        parameter: string | null,
-      ) => ({
-        status,
-        body: { errors: [{ code, description, parameter }] },
-      });
-      if (req.method !== "POST" || url.pathname !== "/messages") {
-        violations.push(`${req.method} ${url.pathname}`);
-        return err(404, 20, "message not found", null);
-      }
-      if (req.headers.get("authorization") !== `AccessKey ${c.key}`) {
-        violations.push("authorization is not AccessKey with the access key");
-        return err(401, 2, "Request not allowed (incorrect access_key)", "access_key");
-      }
-      const form = formOf(req, text, url);
-      if (typeof form === "string") {
-        violations.push(form);
-        return err(422, 9, "no (correct) recipients found", "recipients");
-      }
-      const recipients = form.get("recipients") ?? "";
-      if (!/^[1-9][0-9]{1,14}$/.test(recipients)) {
-        violations.push(`recipients is "${recipients}", expected E.164 digits`);
-        return err(422, 9, "no (correct) recipients found", "recipients");
-      }
-      if (form.get("originator") !== c.originator) {
-        violations.push(`originator is "${form.get("originator")}"`);
-        return err(422, 9, "originator is required", "originator");
-      }
-      if (!form.get("body")) {
-        violations.push("body is missing");
-        return err(422, 9, "body is required", "body");
-      }
-      const f = takeFailure();
-      if (f === "recipient") return err(422, 9, "no (correct) recipients found", "recipients");
-      if (f === "auth") {
-        return err(401, 2, "Request not allowed (incorrect access_key)", "access_key");
-      }
-      if (f === "server") return err(500, 99, "internal error", null);
-      messages.push({ provider, to: recipients, from: c.originator, text: form.get("body")! });
-      const id = `mb${String(++seq).padStart(30, "0")}`;
-      return {
-        status: 201,
-        body: {
-          id,
-          href: `${fake.url}/messages/${id}`,
-          direction: "mt",
-          type: form.get("type") ?? "sms",
-          originator: c.originator,
-          body: form.get("body"),
-          datacoding: form.get("datacoding") ?? "plain",
-          recipients: {
-            totalCount: 1,
-            totalSentCount: 1,
-            totalDeliveredCount: 0,
-            totalDeliveryFailedCount: 0,
-            items: [{ recipient: Number(recipients), status: "sent" }],
-          },
-        },
-      };
-    },
-
-    textlocal(req, url, text) {
-      const c = CREDS.textlocal;
-      const err = (code: number, message: string): Answer => ({
-        status: 200,
-        body: { errors: [{ code, message }], status: "failure" },
-      });
-      if (req.method !== "POST" || url.pathname !== "/send/") {
-        violations.push(`${req.method} ${url.pathname}`);
-        return err(2, "Unrecognised command");
-      }
-      const form = formOf(req, text, url);
-      if (typeof form === "string") {
-        violations.push(form);
-        return err(3, "Invalid login details");
-      }
-      if (form.get("apikey") !== c.key) {
-        violations.push("apikey is not the API key");
-        return err(3, "Invalid login details");
-      }
-      const numbers = form.get("numbers") ?? "";
-      if (!/^[1-9][0-9]{1,14}$/.test(numbers)) {
-        violations.push(`numbers is "${numbers}", expected E.164 digits`);
-        return err(32, "Invalid number format");
-      }
-      if (!form.get("message")) {
-        violations.push("message is missing");
-        return err(5, "No message content");
-      }
-      if (form.get("sender") !== c.sender) {
-        violations.push(`sender is "${form.get("sender")}"`);
-        return err(43, "Invalid sender name");
-      }
-      const f = takeFailure();
-      if (f === "recipient") return err(51, "No valid numbers specified");
-      if (f === "auth") return err(3, "Invalid login details");
-      if (f === "server") return { status: 500, body: { status: "failure", errors: [] } };
-      messages.push({ provider, to: numbers, from: c.sender, text: form.get("message")! });
-      const id = String(1000 + ++seq);
-      return {
-        status: 200,
-        body: {
-          balance: 1000 - seq,
-          batch_id: 500 + seq,
-          cost: 1,
-          num_messages: 1,
-          message: { num_parts: 1, sender: c.sender, content: form.get("message") },
-          receipt_url: "",
-          custom: "",
-          messages: [{ id, recipient: Number(numbers) }],
-          status: "success",
-        },
-      };
-    },
-
-    vonage(req, url, text) {
-      const c = CREDS.vonage;
-      const err = (status: string, errorText: string): Answer => ({
-        status: 200,
-        body: { "message-count": "1", messages: [{ status, "error-text": errorText }] },
-      });
-      if (req.method !== "POST" || url.pathname !== "/sms/json") {
-        violations.push(`${req.method} ${url.pathname}`);
-        return { status: 404, body: { type: "about:blank", title: "Not Found" } };
-      }
-      const form = formOf(req, text, url);
-      if (typeof form === "string") {
-        violations.push(form);
-        return err("2", "Missing api_key");
-      }
-      if (form.get("api_key") !== c.key || form.get("api_secret") !== c.secret) {
-        violations.push("api_key / api_secret are not the credentials");
-        return err("4", "Bad Credentials");
-      }
-      const to = form.get("to") ?? "";
-      const body = form.get("text") ?? "";
-      if (!/^[1-9][0-9]{1,14}$/.test(to)) {
-        violations.push(`to is "${to}", expected E.164 digits without "+"`);
-        return err("3", "Invalid to address");
-      }
-      if (!body) {
-        violations.push("text is missing");
-        return err("2", "Missing text");
-      }
-      if (form.get("from") !== c.from) {
-        violations.push(`from is "${form.get("from")}"`);
-        return err("15", "Illegal Sender Address - rejected");
-      }
-      // deno-lint-ignore no-control-regex
-      if (/[^\x00-\x7f]/.test(body) && form.get("type") !== "unicode") {
-        violations.push("non-ASCII text without type=unicode");
-        return err("3", "Invalid text: unicode text needs type=unicode");
-      }
-      const f = takeFailure();
-      if (f === "recipient") return err("29", "Non-Whitelisted Destination");
-      if (f === "auth") return err("4", "Bad Credentials");
-      if (f === "server") return err("5", "Internal Error");
-      messages.push({ provider, to, from: c.from, text: body });
-      return {
-        status: 200,
-        body: {
-          "message-count": "1",
-          messages: [{
-            to,
-            "message-id": `0A${String(++seq).padStart(14, "0")}`,
-            status: "0",
-            "remaining-balance": "10.00",
-            "message-price": "0.03",
-            network: "12345",
-          }],
-        },
-      };
-    },
+  const ctx: FakeCtx = {
+    provider,
+    messages,
+    violations,
+    twilioSender,
+    url: () => fake.url,
+    takeFailure,
+    nextSeq: () => ++seq,
+    seq: () => seq,
   };
 
   const ac = new AbortController();
@@ -405,7 +143,7 @@ export async function startSmsFake(
         await new Promise<void>((r) => release.push(r));
         return new Response("gateway gone", { status: 503 });
       }
-      const a = handlers[provider](req, new URL(req.url), text);
+      const a = HANDLERS[provider](ctx, req, new URL(req.url), text);
       return new Response(JSON.stringify(a.body), {
         status: a.status,
         headers: { "content-type": "application/json" },
