@@ -20,11 +20,26 @@ export function resolveUrl(site: string | undefined, path: string, what = "url")
     throw new TypeError(`"${what}" is relative ("${path}") and the client has no "site"`);
   }
   const base = new URL(site);
-  if (path.startsWith("/")) return new URL(path, base.origin);
-  if (!base.pathname.endsWith("/")) base.pathname += "/";
-  base.search = "";
-  base.hash = "";
-  return new URL(path, base);
+  let url: URL;
+  if (path.startsWith("/") && base.origin !== "null") {
+    // Rule 2 taken literally: "//evil.example/x" is a path on the site's host, not
+    // a scheme-relative URL, so a path can never move the request to another host.
+    url = new URL(base.origin + path);
+  } else {
+    if (!base.pathname.endsWith("/")) base.pathname += "/";
+    base.search = "";
+    base.hash = "";
+    url = new URL(path, base);
+  }
+  // What the URL parser reads as another host ("\\evil.example", " https://...") is no
+  // relative path: say so rather than send the request (and its token) elsewhere.
+  if (url.origin !== base.origin) {
+    throw new TypeError(
+      `"${what}" ("${path}") is not a path on the site's host (${base.origin}); ` +
+        `pass an absolute URL to reach another host`,
+    );
+  }
+  return url;
 }
 
 /** A query or form value as the library accepts it. */

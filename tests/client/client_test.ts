@@ -21,6 +21,35 @@ Deno.test("URL resolution: relative to the site's path, leading slash on the hos
   assert.throws(() => new Client("id", SECRET).tokenUrl(), /relative .* no "site"/);
 });
 
+Deno.test("URL resolution: a path never reaches another host", async () => {
+  await using other = startStub(() => json({ reached: "other" }));
+  await using stub = startStub((req) => json({ path: req.url.pathname }));
+  const otherHost = new URL(other.url).host;
+  const c = new Client("id", SECRET, { site: `${stub.url}/base` });
+  // rule 2 literally: a leading "/" is a path on the site's host, even "//host/..."
+  const res = await c.request("get", `//${otherHost}/x`);
+  assert.deepEqual((res.parsed as { toObject(): unknown }).toObject(), {
+    path: `//${otherHost}/x`,
+  });
+  // what the URL parser would read as another host is refused, naming the path
+  for (const path of [`\\\\${otherHost}/x`, `/\\${otherHost}/x`, ` ${other.url}/x`]) {
+    if (path.startsWith("/")) {
+      const r = await c.request("get", path);
+      assert.equal(new URL(r.response.url).host, new URL(stub.url).host, path);
+      continue;
+    }
+    await assert.rejects(c.request("get", path), (e: unknown) => {
+      assert.ok(e instanceof TypeError);
+      assert.match(e.message, /is not a path on the site's host/);
+      return true;
+    });
+  }
+  assert.equal(other.requests.length, 0);
+  // an absolute URL is still sent as given (spec 5.4: the caller's allowlist)
+  const abs = await c.request("get", `${other.url}/x`);
+  assert.equal((abs.parsed as { reached: string }).reached, "other");
+});
+
 Deno.test("authorize URLs of authCode and implicit", () => {
   const c = new Client("my id", SECRET, {
     site: "https://id.example.com",
