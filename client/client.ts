@@ -191,7 +191,7 @@ export class Client {
     url: string,
     opts: RequestOptions,
     extraSecrets: readonly (string | undefined)[],
-    ownsHeaders = false,
+    tokenEndpoint = false,
   ): Promise<OAuthResponse> {
     let method = METHODS.get(verb);
     if (method === undefined && typeof verb === "string" && VERBS.has(verb.toLowerCase())) {
@@ -220,7 +220,7 @@ export class Client {
     const defaults = this.#connection.headers;
     const extra = opts.headers;
     let headers: Record<string, string>;
-    if (ownsHeaders && extra && isEmpty(defaults)) {
+    if (tokenEndpoint && extra && isEmpty(defaults)) {
       headers = extra; // the token request's own record, keys already lower case
     } else {
       headers = {};
@@ -264,7 +264,19 @@ export class Client {
           body = undefined;
           delete headers["content-type"];
         }
-        if (next.origin !== from.origin) delete headers.authorization;
+        if (next.origin !== from.origin) {
+          // A token or revocation request's body holds the grant and maybe the client
+          // secret: it is never resent to another origin (a 307/308 would resend it).
+          if (tokenEndpoint && body !== undefined && method !== "GET" && method !== "HEAD") {
+            throw new OAuthError(new OAuthResponse(response, text), {
+              code: "cross_origin_redirect",
+              description: `the endpoint redirected to another origin (${next.origin}) ` +
+                `with status ${response.status}, which would resend the request body there`,
+              secrets,
+            });
+          }
+          delete headers.authorization;
+        }
         current = next.href;
         continue;
       }

@@ -188,6 +188,26 @@ Deno.test("redirects: followed, 303 becomes GET, another origin gets no Authoriz
   await assert.rejects(none.request("get", "/temp"), /too_many_redirects/);
 });
 
+Deno.test("a token endpoint's 307 to another origin is refused: the grant and secret stay home", async () => {
+  await using other = startStub(() => json({ access_token: "stolen" }));
+  await using stub = startStub(() =>
+    new Response(null, { status: 307, headers: { location: `${other.url}/token` } })
+  );
+  const client = new Client("id", SECRET, { site: stub.url, authScheme: "request_body" });
+  await assert.rejects(client.password.getToken("ann", "her password"), (e: unknown) => {
+    assert.ok(e instanceof OAuthError);
+    assert.equal(e.code, "cross_origin_redirect");
+    assert.match(e.message, /another origin .* status 307/);
+    assert.ok(!e.message.includes(SECRET));
+    return true;
+  });
+  await assert.rejects(client.revokeToken("tok-123456"), /cross_origin_redirect/);
+  assert.equal(other.requests.length, 0);
+  // a plain request may follow it (without Authorization), as before
+  const res = await client.request("post", "/x", { body: "a=1" });
+  assert.equal((res.parsed as { access_token: string }).access_token, "stolen");
+});
+
 Deno.test("timeout: a slow provider gives a ConnectionError naming the URL and the timeout", async () => {
   let release!: () => void;
   const released = new Promise<void>((r) => release = r);
