@@ -1,5 +1,10 @@
 /** A test server wired to an in-process SMTP server, and small helpers for e-mail flows. */
-import { startTestServer, type TestServer, type TestServerOptions } from "../../helpers/server.ts";
+import {
+  call,
+  startTestServer,
+  type TestServer,
+  type TestServerOptions,
+} from "../../helpers/server.ts";
 import { startSmtp, type TestSmtp } from "../../helpers/smtp.ts";
 
 export interface EmailEnv {
@@ -66,21 +71,4 @@ export async function getUser(srv: TestServer, token: string): Promise<Record<st
   return await res.json();
 }
 
-/** Sends JSON with a method and bearer token; returns status, body, headers. */
-export async function call(
-  srv: TestServer,
-  method: string,
-  path: string,
-  body?: unknown,
-  token?: string,
-): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const res = await srv.fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : {}, headers: res.headers };
-}
+export { call };

@@ -1,30 +1,13 @@
 import assert from "node:assert/strict";
-import { GoTrueClient } from "../../helpers/deps.ts";
+import { authJsClient } from "../../helpers/auth_js.ts";
 import type { TestServer } from "../../helpers/server.ts";
 import { sha256Base64url } from "../../../server/auth/crypto.ts";
 import { createFlowState } from "../../../server/auth/pkce.ts";
 import type { Clock } from "../../../server/auth/clock.ts";
 import { call, fragment, local, openLink, withEmail } from "./helpers.ts";
 
-function memoryStorage() {
-  const m = new Map<string, string>();
-  return {
-    getItem: (k: string) => m.get(k) ?? null,
-    setItem: (k: string, v: string) => void m.set(k, v),
-    removeItem: (k: string) => void m.delete(k),
-  };
-}
-
 function client(srv: TestServer, flowType: "pkce" | "implicit") {
-  return new GoTrueClient({
-    url: srv.url,
-    storage: memoryStorage(),
-    storageKey: `sb-test-${crypto.randomUUID()}`,
-    flowType,
-    autoRefreshToken: false,
-    persistSession: true,
-    detectSessionInUrl: false,
-  });
+  return authJsClient(srv.url, flowType);
 }
 
 Deno.test("auth-js (pkce): sign-up + confirm, magic link and recovery land with ?code= and exchange", async () => {

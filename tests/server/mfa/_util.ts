@@ -5,7 +5,8 @@
  */
 import { Buffer } from "node:buffer";
 import { createHmac } from "node:crypto";
-import { GoTrueAdminApi, GoTrueClient } from "../../helpers/deps.ts";
+import { GoTrueAdminApi, type GoTrueClient } from "../../helpers/deps.ts";
+import { authJsClient } from "../../helpers/auth_js.ts";
 import type { TestServer } from "../../helpers/server.ts";
 
 export type Json = Record<string, unknown>;
@@ -58,19 +59,7 @@ export function email(tag = "mfa"): string {
 
 /** An auth-js client of the test server, keeping its session in memory. */
 export function client(srv: TestServer): GoTrueClient {
-  const store = new Map<string, string>();
-  return new GoTrueClient({
-    url: srv.url,
-    autoRefreshToken: false,
-    persistSession: true,
-    detectSessionInUrl: false,
-    storageKey: `sb-${crypto.randomUUID()}`,
-    storage: {
-      getItem: (k: string) => store.get(k) ?? null,
-      setItem: (k: string, v: string) => void store.set(k, v),
-      removeItem: (k: string) => void store.delete(k),
-    },
-  });
+  return authJsClient(srv.url);
 }
 
 /** An admin client (service_role token). */

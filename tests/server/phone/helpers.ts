@@ -1,8 +1,9 @@
 /** Shared set-up of the phone tests: an SMS fake, a server pointed at it, a movable clock. */
 import type { Clock } from "../../../server/auth/clock.ts";
 import type { SmsProviderName } from "../../../server/config.ts";
-import { GoTrueClient } from "../../helpers/deps.ts";
-import { startTestServer, type TestServer } from "../../helpers/server.ts";
+import type { GoTrueClient } from "../../helpers/deps.ts";
+import { authJsClient } from "../../helpers/auth_js.ts";
+import { call, startTestServer, type TestServer } from "../../helpers/server.ts";
 import { type SmsFake, type SmsFakeOptions, startSmsFake } from "../../helpers/sms_fakes.ts";
 
 /** A clock a test moves by hand. */
@@ -45,38 +46,9 @@ export async function withPhoneServer(
   }
 }
 
-/** Sends a request with a JSON body (any method) and returns status and parsed body. */
-export async function call(
-  srv: TestServer,
-  method: string,
-  path: string,
-  body?: unknown,
-  token?: string,
-): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const res = await srv.fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : {}, headers: res.headers };
-}
-
 /** An auth-js client of the test server, keeping its session in memory. */
 export function authClient(srv: TestServer): GoTrueClient {
-  const store = new Map<string, string>();
-  return new GoTrueClient({
-    url: srv.url,
-    autoRefreshToken: false,
-    persistSession: true,
-    detectSessionInUrl: false,
-    storageKey: `sb-${crypto.randomUUID()}`,
-    storage: {
-      getItem: (k: string) => store.get(k) ?? null,
-      setItem: (k: string, v: string) => void store.set(k, v),
-      removeItem: (k: string) => void store.delete(k),
-    },
-  });
+  return authJsClient(srv.url);
 }
+
+export { call };
