@@ -19,7 +19,15 @@ import { checkPasswordStrength } from "../auth/passwords.ts";
 import type { UserFields, UserRow } from "../auth/users.ts";
 import { userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, type Caller, clientIp, type Ctx, requireUser } from "./context.ts";
+import { factorToJson } from "../auth/mfa.ts";
+import {
+  type AppEnv,
+  type Caller,
+  clientIp,
+  type Ctx,
+  loadCallerProfile,
+  requireUser,
+} from "./context.ts";
 import { ApiError, unprocessable } from "./errors.ts";
 import { type Body, optObject, optString, readBody } from "./input.ts";
 
@@ -120,8 +128,14 @@ async function passwordStep(u: UserUpdate): Promise<void> {
 /** GET /user, PUT /user. */
 export function userRoutes(app: Hono<AppEnv>, s: Services): void {
   app.get("/user", async (c) => {
-    const { user } = await requireUser(c);
-    return c.json(await userResponse(s, user));
+    // One round trip: user, session check, identities and factors (loadCallerProfile).
+    const { user, identities, factors } = await loadCallerProfile(c);
+    return c.json(
+      userToJson(user, {
+        identities,
+        factors: factors.length ? factors.map(factorToJson) : undefined,
+      }),
+    );
   });
 
   app.put("/user", async (c) => {
