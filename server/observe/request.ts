@@ -43,7 +43,10 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
     const ip = resolveClientIp(config, c.req.raw.headers, c.env?.remoteAddr ?? "");
     c.set("clientIp", ip);
     const method = c.req.method;
-    const route = routeOf(c);
+    // The route is only read by tracing, metrics and the access log: with all three off (the
+    // usual production setting of LOG_LEVEL=warn and above) it is not computed at all.
+    const logRequests = log.enabled("info");
+    const route = obs.tracing || obs.metrics || logRequests ? routeOf(c) : "";
     const store: RequestStore = { requestId };
     const span = obs.tracing?.startRequestSpan(method, route, c.req.raw.headers);
     if (span && obs.tracing) {
@@ -69,14 +72,16 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
         span.end();
       }
       obs.metrics?.recordRequest(method, route || "unmatched", status, durationSec);
-      requestStore.run(store, () =>
-        log.info("request", {
-          method,
-          route: route || "unmatched",
-          status,
-          duration_ms: Math.round(durationSec * 100000) / 100,
-          remote_addr: ip,
-        }));
+      if (logRequests) {
+        requestStore.run(store, () =>
+          log.info("request", {
+            method,
+            route: route || "unmatched",
+            status,
+            duration_ms: Math.round(durationSec * 100000) / 100,
+            remote_addr: ip,
+          }));
+      }
       try {
         c.header("x-request-id", requestId);
       } catch {

@@ -94,7 +94,15 @@ export function abuseProtection(s: Services): MiddlewareHandler<AppEnv> {
   const limiter = new RateLimiter(s.config, s.db, s.clock);
   const captcha = s.config.security.captcha;
   return async (c, next) => {
-    const plan = planFor(c.req.method, c.req.path, c.req.query("grant_type"));
+    const method = c.req.method;
+    // Only POST and GET requests are ever protected, and only POST /token reads grant_type:
+    // every other request skips the query-string parse.
+    if (method !== "POST" && method !== "GET") return await next();
+    const plan = planFor(
+      method,
+      c.req.path,
+      method === "POST" ? c.req.query("grant_type") : undefined,
+    );
     if (!plan) return await next();
     const key = rateKey(c, s);
     for (const name of plan.limits) {
