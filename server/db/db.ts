@@ -9,6 +9,8 @@
  * counts with `::int`.
  */
 
+import { PgConnectionError } from "./pg/errors.ts";
+
 /** A row as returned by a query. */
 export type Row = Record<string, unknown>;
 
@@ -60,6 +62,7 @@ export function isUniqueViolation(e: unknown): boolean {
 /** Turns connection-level failures into DbUnavailableError; SQL errors pass through. */
 export function classifyDbError(e: unknown): unknown {
   if (e instanceof DbUnavailableError) return e;
+  if (e instanceof PgConnectionError) return new DbUnavailableError(e);
   const code = sqlState(e);
   // 08xxx connection exceptions, 57P01-57P03 admin shutdown / cannot connect now, 53300 too many connections
   if (code === undefined || code.startsWith("08") || code.startsWith("57P") || code === "53300") {
