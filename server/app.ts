@@ -5,7 +5,6 @@
  */
 import { Hono, HTTPException } from "../deps.ts";
 import { bodyLimit } from "hono/body-limit";
-import { cors } from "hono/cors";
 import type { Config } from "./config.ts";
 import { type Db, DbUnavailableError, openDb } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
@@ -14,6 +13,7 @@ import { fileSink, Logger } from "./observe/log.ts";
 import { buildServices, type Services } from "./services.ts";
 import type { AppEnv } from "./api/context.ts";
 import { ApiError } from "./api/errors.ts";
+import { apiCors } from "./api/cors.ts";
 import { ROUTE_GROUPS } from "./api/routes.ts";
 import { Observability } from "./observe/observability.ts";
 import { requestObserver } from "./observe/request.ts";
@@ -73,23 +73,8 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   const app = new Hono<AppEnv>();
 
   app.use("*", requestObserver(services, obs));
-  app.use(
-    "*",
-    cors({
-      origin: (origin) => origin || "*",
-      allowHeaders: [
-        "Authorization",
-        "Content-Type",
-        "X-Client-Info",
-        "X-Supabase-Api-Version",
-        "apikey",
-      ],
-      allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-      exposeHeaders: ["X-Total-Count", "Link", "X-Request-Id", "Retry-After"],
-      credentials: true,
-      maxAge: 600,
-    }),
-  );
+  app.use("*", apiCors());
+
   app.use(
     "*",
     bodyLimit({

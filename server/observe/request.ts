@@ -10,6 +10,7 @@ import type { MiddlewareHandler } from "../../deps.ts";
 import { matchedRoutes } from "hono/route";
 import type { AppEnv, Ctx } from "../api/context.ts";
 import type { Services } from "../services.ts";
+import { setHeaderAfter } from "../api/headers.ts";
 import { resolveClientIp } from "../security/client_ip.ts";
 import { type RequestStore, requestStore } from "./log.ts";
 import type { Observability } from "./observability.ts";
@@ -39,6 +40,7 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
       : undefined;
     const requestId = inherited && REQUEST_ID.test(inherited) ? inherited : crypto.randomUUID();
     c.set("requestId", requestId);
+    c.header("x-request-id", requestId);
     c.set("services", s);
     const ip = resolveClientIp(config, c.req.raw.headers, c.env?.remoteAddr ?? "");
     c.set("clientIp", ip);
@@ -82,13 +84,10 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
             remote_addr: ip,
           }));
       }
-      try {
-        c.header("x-request-id", requestId);
-      } catch {
-        // A handler returned a Response with immutable headers (Response.redirect): copy it.
-        const res = new Response(c.res.body, c.res);
-        res.headers.set("x-request-id", requestId);
-        c.res = res;
+      // Set before the handler ran (into the headers its response is built with); a handler
+      // that returned a Response of its own gets it now.
+      if (c.res.headers.get("x-request-id") !== requestId) {
+        setHeaderAfter(c, { "x-request-id": requestId });
       }
     }
   };

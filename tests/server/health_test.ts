@@ -25,3 +25,64 @@ Deno.test("health answers once migrations are applied; settings list every provi
     await srv.close();
   }
 });
+
+Deno.test("CORS headers and X-Request-Id are on every kind of answer: JSON, error, redirect, preflight", async () => {
+  const srv = await startTestServer({});
+  const origin = "https://app.example.com";
+  const corsOf = (r: Response) => ({
+    origin: r.headers.get("access-control-allow-origin"),
+    credentials: r.headers.get("access-control-allow-credentials"),
+    expose: r.headers.get("access-control-expose-headers"),
+    vary: r.headers.get("vary"),
+    requestId: Boolean(r.headers.get("x-request-id")),
+  });
+  const expected = {
+    origin,
+    credentials: "true",
+    expose: "X-Total-Count,Link,X-Request-Id,Retry-After",
+    vary: "Origin",
+    requestId: true,
+  };
+  try {
+    const answers: [string, Response, number][] = [
+      ["JSON", await srv.fetch("/health", { headers: { origin } }), 200],
+      ["no route", await srv.fetch("/nope", { headers: { origin } }), 404],
+      ["error thrown by a handler", await srv.fetch("/user", { headers: { origin } }), 401],
+      [
+        "redirect",
+        await srv.fetch("/verify?type=signup&token=not-a-token", {
+          headers: { origin },
+          redirect: "manual",
+        }),
+        303,
+      ],
+    ];
+    for (const [name, r, status] of answers) {
+      await r.body?.cancel();
+      assert.equal(r.status, status, name);
+      assert.deepEqual(corsOf(r), expected, name);
+    }
+    const noOrigin = await srv.fetch("/health");
+    await noOrigin.body?.cancel();
+    assert.equal(noOrigin.headers.get("access-control-allow-origin"), "*");
+
+    const pre = await srv.fetch("/token?grant_type=password", {
+      method: "OPTIONS",
+      headers: {
+        origin,
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "apikey, content-type",
+      },
+    });
+    await pre.body?.cancel();
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers.get("access-control-allow-origin"), origin);
+    assert.equal(pre.headers.get("access-control-allow-credentials"), "true");
+    assert.match(pre.headers.get("access-control-allow-methods") ?? "", /POST/);
+    assert.match(pre.headers.get("access-control-allow-headers") ?? "", /apikey/);
+    assert.equal(pre.headers.get("access-control-max-age"), "600");
+    assert.ok(pre.headers.get("x-request-id"));
+  } finally {
+    await srv.close();
+  }
+});

@@ -137,6 +137,11 @@ export class Connection {
     return this.#closed;
   }
 
+  /** Whether queries are buffered for a write that has not happened yet (this tick's batch). */
+  get batching(): boolean {
+    return this.#flushQueued || this.#writing;
+  }
+
   /** Runs one statement with parameters; rows come back parsed (types.ts). */
   query(text: string, params: readonly unknown[] = []): Promise<Row[]> {
     if (this.#closed) return Promise.reject(this.#closeError);
@@ -218,10 +223,17 @@ export class Connection {
     });
   }
 
+  /**
+   * Queries go out on the next turn of the event loop (setImmediate), not at the end of this
+   * microtask: every request whose handler reaches its query during this turn joins the same
+   * write (the pool keeps them on one connection, pool.ts). Fewer, larger writes cost both
+   * processes far less than one write and one backend wake-up per query (bench/README.md,
+   * "Pipelining").
+   */
   #scheduleFlush(): void {
     if (this.#writing || this.#flushQueued) return;
     this.#flushQueued = true;
-    queueMicrotask(() => this.#flush());
+    setImmediate(() => this.#flush());
   }
 
   async #flush(): Promise<void> {

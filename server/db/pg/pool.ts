@@ -1,9 +1,13 @@
 /**
  * A pool of PostgreSQL connections that pipelines.
  *
- * Single statements (autocommit) go to an idle connection when there is one;
- * otherwise the pool opens connections up to `shared`, and beyond that
- * pipelines onto the least busy connection: a few connections kept busy
+ * Single statements (autocommit) issued in the same tick go to the same
+ * connection while it takes them, so they leave in one write (one syscall and
+ * one wake-up of the backend for the batch instead of one per query: this was
+ * a fifth of the server's CPU on `GET /user`, bench/README.md). Otherwise a
+ * statement goes to an idle connection when there is one; else the pool opens
+ * connections up to `shared`, and beyond that pipelines onto the least busy
+ * connection: a few connections kept busy
  * answer more queries, with less CPU on both sides, than one connection per
  * query in flight (bench/README.md, "Pipelining"). Transactions and
  * `withConnection` reserve a connection for themselves; the pool opens more,
@@ -31,6 +35,8 @@ export interface PoolOptions {
   shared: number;
   /** Queries in flight on one connection at most. */
   maxPipeline: number;
+  /** A connection with this many queries in flight takes no more of the current tick's batch. */
+  batchMax: number;
   /** A connection whose oldest query is older than this takes no new ones while others can. */
   stallMs: number;
   /** Idle connections are closed after this long. */
@@ -41,6 +47,7 @@ export interface PoolOptions {
 export const POOL_DEFAULTS: Omit<PoolOptions, "max"> = {
   shared: 4,
   maxPipeline: 128,
+  batchMax: 32,
   stallMs: 100,
   idleTimeoutMs: 60_000,
 };
@@ -63,6 +70,8 @@ export class Pool {
   #backoffMs = 0;
   #ending = false;
   #sweeper: ReturnType<typeof setInterval> | undefined;
+  /** The connection the last single statement went to (joined while its batch is unsent). */
+  #last: Connection | null = null;
 
   constructor(connect: ConnectOptions, options: Partial<PoolOptions> & { max: number }) {
     this.#connect = connect;
@@ -145,12 +154,19 @@ export class Pool {
   #pick(): Connection | null {
     if (this.#ending) return null;
     const now = performance.now();
+    const last = this.#last;
+    if (
+      last !== null && last.batching && !last.reserved && !last.draining && !last.closed &&
+      last.inflight < this.#o.batchMax && now - last.oldestSentAt! <= this.#o.stallMs
+    ) {
+      return last;
+    }
     let best: Connection | null = null;
     let bestLoad = Infinity;
     for (const c of this.#conns) {
       if (c.reserved || c.draining || c.closed) continue;
       const load = c.inflight;
-      if (load === 0) return c;
+      if (load === 0) return this.#last = c;
       if (load >= this.#o.maxPipeline || now - c.oldestSentAt! > this.#o.stallMs) continue;
       if (load < bestLoad) {
         best = c;
@@ -159,7 +175,7 @@ export class Pool {
     }
     const total = this.#conns.length + this.#opening.size;
     if (total < this.#o.max && (total < this.#o.shared || best === null)) this.#open();
-    return best;
+    return this.#last = best;
   }
 
   /** An idle connection for a reservation, or null. */

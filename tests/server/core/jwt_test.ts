@@ -48,6 +48,92 @@ Deno.test("HS256 with JWT_SECRET: signs, verifies, iss is API_EXTERNAL_URL; expi
   await refused(jwt.verify(other), /signature/);
 });
 
+Deno.test("HS256 tokens: the synchronous check refuses exactly what jose refuses, with its reasons", async () => {
+  const jwt = await service({});
+  const secret = new TextEncoder().encode(TEST_JWT_SECRET);
+  const b64 = (s: string) => btoa(s).replaceAll("=", "").replaceAll("+", "-").replaceAll("/", "_");
+  const signRaw = async (header: object, payload: string) => {
+    const h = b64(JSON.stringify(header));
+    const p = b64(payload);
+    const key = await crypto.subtle.importKey(
+      "raw",
+      secret,
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      [
+        "sign",
+      ],
+    );
+    const mac = new Uint8Array(
+      await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${h}.${p}`)),
+    );
+    return `${h}.${p}.${b64(String.fromCharCode(...mac))}`;
+  };
+  const good = await jwt.sign({ sub: "u1", exp: now() + 60, aud: "authenticated" });
+  const [h, p, sig] = good.split(".");
+  const flip = (s: string, i: number) =>
+    s.slice(0, i) + (s[i] === "A" ? "B" : "A") + s.slice(i + 1);
+  const cases: [string, string, RegExp | null][] = [
+    ["valid", good, null],
+    ["signature changed", `${h}.${p}.${flip(sig, 5)}`, /signature/],
+    [
+      "signature's last character changed (same bytes would decode for a non-canonical one)",
+      `${h}.${p}.${sig.slice(0, -1)}${sig.endsWith("A") ? "E" : "A"}`,
+      /signature/,
+    ],
+    ["signature cut short", `${h}.${p}.${sig.slice(0, 20)}`, /signature/],
+    ["signature missing", `${h}.${p}.`, /signature/],
+    ["payload changed", `${h}.${flip(p, 3)}.${sig}`, /signature|JSON|object/],
+    ["a fourth part", `${good}.x`, /./],
+    [
+      "expired",
+      await signRaw({ alg: "HS256", typ: "JWT" }, JSON.stringify({ sub: "u", exp: now() - 1 })),
+      /expired/,
+    ],
+    [
+      "not yet valid",
+      await signRaw({ alg: "HS256" }, JSON.stringify({ sub: "u", nbf: now() + 600 })),
+      /nbf/,
+    ],
+    [
+      "exp not a number",
+      await signRaw({ alg: "HS256" }, JSON.stringify({ sub: "u", exp: "tomorrow" })),
+      /exp/,
+    ],
+    ["payload an array", await signRaw({ alg: "HS256" }, "[1,2]"), /object/],
+    ["payload not JSON", await signRaw({ alg: "HS256" }, "{not json"), /object|JSON/],
+    [
+      "sub not a string",
+      await signRaw({ alg: "HS256" }, JSON.stringify({ sub: 42, exp: now() + 60 })),
+      /sub/,
+    ],
+    [
+      "crit header (left to jose)",
+      await signRaw({ alg: "HS256", crit: ["exp"] }, JSON.stringify({ sub: "u" })),
+      /crit|Extension|unrecognized/i,
+    ],
+  ];
+  for (const [name, token, why] of cases) {
+    if (why === null) {
+      assert.equal((await jwt.verify(token)).sub, "u1", name);
+      continue;
+    }
+    await refused(jwt.verify(token), why).catch((e) => {
+      throw new Error(`${name}: ${e.message}`);
+    });
+    // jose (the reference) refuses it too
+    await assert.rejects(
+      jose.jwtVerify(token, secret, { algorithms: ["HS256"] }).then((r) => {
+        if (typeof r.payload.sub !== "string") throw new Error("sub");
+      }),
+      name,
+    );
+  }
+  // audience: checked when asked for
+  assert.equal((await jwt.verify(good, { audience: "authenticated" })).sub, "u1");
+  await refused(jwt.verify(good, { audience: "someone-else" }), /aud/);
+});
+
 for (const alg of ["RS256", "ES256", "EdDSA"]) {
   Deno.test(`${alg} from AUTHSVC_JWT_KEYS: kid in the header, public key in the JWKS`, async () => {
     const signing = await keyPair(alg, `k-${alg}`, true);

@@ -1,0 +1,55 @@
+/**
+ * CORS for every route: any origin may call the API with credentials (the
+ * browser clients of GoTrue send the anon key and a bearer token from other
+ * origins), as GoTrue answers.
+ *
+ * Preflights (OPTIONS) are answered by hono's cors middleware. On every other
+ * request the headers are set BEFORE the handler runs, into the headers the
+ * handler's response is built with: setting them afterwards (what hono's
+ * middleware does) builds a placeholder Response per request and copies the
+ * final one again, which was a tenth of the CPU of `GET /user`
+ * (bench/README.md). A handler that returns a Response of its own (a
+ * redirect, an error answer) gets them added afterwards.
+ */
+import { cors } from "hono/cors";
+import type { MiddlewareHandler } from "../../deps.ts";
+import type { AppEnv } from "./context.ts";
+import { setHeaderAfter } from "./headers.ts";
+
+const EXPOSE = "X-Total-Count,Link,X-Request-Id,Retry-After";
+
+/** The CORS middleware of the API. */
+export function apiCors(): MiddlewareHandler<AppEnv> {
+  const preflight = cors({
+    origin: (origin) => origin || "*",
+    allowHeaders: [
+      "Authorization",
+      "Content-Type",
+      "X-Client-Info",
+      "X-Supabase-Api-Version",
+      "apikey",
+    ],
+    allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+    exposeHeaders: EXPOSE.split(","),
+    credentials: true,
+    maxAge: 600,
+  });
+  return async (c, next) => {
+    if (c.req.method === "OPTIONS") return await preflight(c, next);
+    const origin = c.req.header("origin") || "*";
+    c.header("Access-Control-Allow-Origin", origin);
+    c.header("Access-Control-Allow-Credentials", "true");
+    c.header("Access-Control-Expose-Headers", EXPOSE);
+    c.header("Vary", "Origin");
+    await next();
+    if (c.res.headers.get("access-control-allow-origin") === null) {
+      setHeaderAfter(c, {
+        "Access-Control-Allow-Origin": origin,
+        "Access-Control-Allow-Credentials": "true",
+        "Access-Control-Expose-Headers": EXPOSE,
+      }, { Vary: "Origin" });
+    } else if (!/(^|,)\s*origin\s*(,|$)/i.test(c.res.headers.get("vary") ?? "")) {
+      setHeaderAfter(c, {}, { Vary: "Origin" });
+    }
+  };
+}
