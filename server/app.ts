@@ -75,19 +75,22 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   app.use("*", requestObserver(services, obs));
   app.use("*", apiCors());
 
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: config.api.maxBodyBytes,
-      onError: () => {
-        throw new ApiError(
-          413,
-          "validation_failed",
-          `Request body is larger than ${config.api.maxBodyBytes} bytes`,
-        );
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: config.api.maxBodyBytes,
+    onError: () => {
+      throw new ApiError(
+        413,
+        "validation_failed",
+        `Request body is larger than ${config.api.maxBodyBytes} bytes`,
+      );
+    },
+  });
+  // A GET or HEAD request has no body (fetch refuses one): skip even looking for it, which
+  // builds a body stream per request in Deno.
+  app.use("*", (c, next) => {
+    const m = c.req.method;
+    return m === "GET" || m === "HEAD" ? next() : limitBody(c, next);
+  });
 
   app.use("*", abuseProtection(services));
   for (const group of ROUTE_GROUPS) group(app, services);
