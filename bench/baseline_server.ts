@@ -44,7 +44,11 @@ if (mode === "bare") {
     Deno.exit(2);
   }
   // The server's settings (server/db/postgres.ts): 50 connections, prepared statements.
-  const sql = postgres(url, { max: 50, prepare: true, onnotice: () => {} });
+  const sql = postgres(url, {
+    max: Number(Deno.env.get("BENCH_BASELINE_PG_MAX") ?? 50),
+    prepare: true,
+    onnotice: () => {},
+  });
   const ids = (await sql.unsafe(`SELECT id FROM ${table}`)).map((r) => r.id as string);
   if (!ids.length) throw new Error(`${table} is empty`);
   const text = `SELECT id, email, created_at FROM ${table} WHERE id = $1`;

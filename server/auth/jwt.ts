@@ -15,6 +15,12 @@
  *   CPU of `GET /user` (bench/README.md). Same checks and messages as jose:
  *   signature, a JSON object payload, numeric exp/nbf/iat, exp in the future,
  *   nbf not in the future, audience when asked.
+ * - A token that verified is remembered (up to VERIFIED_MAX tokens, oldest
+ *   forgotten first) until its `exp`: clients send the same access token for
+ *   its whole life, and its signature and claims cannot change, so the next
+ *   request only looks it up and checks `exp` against the clock. Only the
+ *   signature check is skipped: whether its user and session still exist is
+ *   read from the database on every request, as before.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { Buffer } from "node:buffer";
@@ -67,8 +73,16 @@ function plainHeader(header: jose.ProtectedHeaderParameters): boolean {
   return true;
 }
 
+/** Verified tokens remembered at most (about 1 kB each). */
+const VERIFIED_MAX = 10_000;
+/** Longer tokens are verified every time (not worth the memory). */
+const VERIFIED_TOKEN_MAX_CHARS = 4096;
+
 /** Signs and verifies access tokens for one configuration. */
 export class JwtService {
+  /** token -> its claims, for tokens that verified and carry a numeric exp and no nbf. */
+  private readonly verified = new Map<string, AccessClaims>();
+
   private constructor(
     private readonly issuer: string,
     private readonly hsKey: CryptoKey,
@@ -139,6 +153,25 @@ export class JwtService {
 
   /** Verifies a token; throws ApiError 403 bad_jwt naming the reason. */
   async verify(token: string, opts: { audience?: string } = {}): Promise<AccessClaims> {
+    const remember = opts.audience === undefined && token.length <= VERIFIED_TOKEN_MAX_CHARS;
+    if (remember) {
+      const hit = this.verified.get(token);
+      if (hit !== undefined) {
+        if (hit.exp > Math.floor(Date.now() / 1000)) return { ...hit };
+        this.verified.delete(token); // expired: verified again below, which says so
+      }
+    }
+    const claims = await this.verifyFully(token, opts);
+    if (remember && typeof claims.exp === "number" && claims.nbf === undefined) {
+      if (this.verified.size >= VERIFIED_MAX) {
+        this.verified.delete(this.verified.keys().next().value!);
+      }
+      this.verified.set(token, { ...claims });
+    }
+    return claims;
+  }
+
+  private async verifyFully(token: string, opts: { audience?: string }): Promise<AccessClaims> {
     let header: jose.ProtectedHeaderParameters;
     try {
       header = jose.decodeProtectedHeader(token);

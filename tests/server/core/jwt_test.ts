@@ -134,6 +134,20 @@ Deno.test("HS256 tokens: the synchronous check refuses exactly what jose refuses
   await refused(jwt.verify(good, { audience: "someone-else" }), /aud/);
 });
 
+Deno.test("a token verified once is remembered only until it expires, and never for another token", async () => {
+  const jwt = await service({});
+  const token = await jwt.sign({ sub: "u1", exp: now() + 2, aud: "authenticated" });
+  const first = await jwt.verify(token);
+  first.sub = "changed by a caller";
+  assert.equal((await jwt.verify(token)).sub, "u1", "callers get their own copy");
+  const [h, p, sig] = token.split(".");
+  const forged = `${h}.${p}.${sig.slice(0, 10)}${sig[10] === "A" ? "B" : "A"}${sig.slice(11)}`;
+  await refused(jwt.verify(forged), /signature/);
+  // past exp the remembered answer is dropped: the token is refused as expired
+  await new Promise((r) => setTimeout(r, (now() + 3 - Date.now() / 1000) * 1000));
+  await refused(jwt.verify(token), /expired/);
+});
+
 for (const alg of ["RS256", "ES256", "EdDSA"]) {
   Deno.test(`${alg} from AUTHSVC_JWT_KEYS: kid in the header, public key in the JWKS`, async () => {
     const signing = await keyPair(alg, `k-${alg}`, true);
