@@ -4,11 +4,12 @@
  *
  *   deno run -A bench/baseline_server.ts bare
  *     a bare Deno.serve handler answering a small JSON object;
- *   deno run -A bench/baseline_server.ts query <postgres-url> <table>
+ *   deno run -A bench/baseline_server.ts query <postgres-url> <table> [pool-max]
  *     a handler doing one indexed query (primary-key lookup of a uuid, the
- *     lookup GET /user starts with) through postgres.js, with the server's
- *     pool settings, answering the row as JSON;
- *   deno run -A bench/baseline_server.ts query4 <postgres-url> <table>
+ *     lookup GET /user starts with) through postgres.js with `max` pool-max
+ *     connections (default 50), answering the row as JSON; bench/run.ts runs
+ *     it at several sizes and takes the fastest as the baseline;
+ *   deno run -A bench/baseline_server.ts query4 <postgres-url> <table> [pool-max]
  *     the same lookup four times in a row per request (GET /user's pattern:
  *     user, session, identities, factors), to tell round trips from other costs.
  *
@@ -16,7 +17,7 @@
  */
 import postgres from "postgres";
 
-const [mode, url, table] = Deno.args;
+const [mode, url, table, poolMax = "50"] = Deno.args;
 
 function listen(
   handler: (req: Request) => Response | Promise<Response>,
@@ -43,9 +44,8 @@ if (mode === "bare") {
     console.error("usage: baseline_server.ts query|query4 <postgres-url> <table>");
     Deno.exit(2);
   }
-  // The server's settings (server/db/postgres.ts): 50 connections, prepared statements.
   const sql = postgres(url, {
-    max: Number(Deno.env.get("BENCH_BASELINE_PG_MAX") ?? 50),
+    max: Number(poolMax),
     prepare: true,
     onnotice: () => {},
   });

@@ -60,8 +60,10 @@ out.push(
 );
 for (const [k, v] of Object.entries(r.results)) {
   if (!v) continue;
+  const poolMax = r.settings.oneQueryBaselinePoolMax;
+  const name = k === "baseline_one_query" && poolMax ? `${k} (the fastest: max${poolMax})` : k;
   out.push(
-    `| ${k} | ${v.connections} | ${v.rps} | ${v.p50Ms} | ${v.p99Ms} | ${
+    `| ${name} | ${v.connections} | ${v.rps} | ${v.p50Ms} | ${v.p99Ms} | ${
       Object.entries(v.statuses).map(([s, n]) => `${s}: ${n}`).join(", ")
     } |`,
   );

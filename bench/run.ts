@@ -37,6 +37,8 @@ const DURATION = Number(
 );
 const WARMUP = QUICK ? 1 : 2;
 const CONNECTIONS = 32;
+/** postgres.js pool sizes the one-query baseline is run at (1: one connection pipelining all; 10: its default). */
+const ONE_QUERY_POOL_SIZES = [1, 4, 10, 50];
 const PASSWORD_CONNECTIONS = 8;
 const MIXED_USER_CONNECTIONS = 4;
 const MIXED_USER_DELAY_MS = 10;
@@ -84,6 +86,7 @@ async function main(): Promise<number> {
   const ns = randomNamespace("bench");
   const baselineTable = `${ns}_baseline`;
   const results: Record<string, WrkResult | null> = {};
+  let baselinePoolMax: number | null = null;
   const notes: string[] = [];
   let clientBench: unknown = null;
   try {
@@ -95,14 +98,17 @@ async function main(): Promise<number> {
       `INSERT INTO ${baselineTable} (email) SELECT 'user' || g || '@bench.example.com' FROM generate_series(1, 10000) g`,
     );
     await sql.unsafe(`ANALYZE ${baselineTable}`);
-    for (
-      const [name, args] of [
-        ["baseline_bare", ["bare"]],
-        ["baseline_one_query", ["query", DB_URL, baselineTable]],
-        ["baseline_four_queries", ["query4", DB_URL, baselineTable]],
-      ] as const
-    ) {
-      if (!wanted(name)) continue;
+    // The one-query baseline through postgres.js at several pool sizes: the fastest is the
+    // bound (on this machine one connection pipelining everything wins by far).
+    const runs: [string, string[]][] = [["baseline_bare", ["bare"]]];
+    if (wanted("baseline_one_query")) {
+      for (const max of ONE_QUERY_POOL_SIZES) {
+        runs.push([`baseline_one_query_max${max}`, ["query", DB_URL, baselineTable, String(max)]]);
+      }
+    }
+    runs.push(["baseline_four_queries", ["query4", DB_URL, baselineTable, "50"]]);
+    for (const [name, args] of runs) {
+      if (!wanted(name) && !name.startsWith("baseline_one_query_max")) continue;
       const b = await startBaseline([...args]);
       try {
         results[name] = await measure({
@@ -115,6 +121,16 @@ async function main(): Promise<number> {
       } finally {
         await b.stop();
       }
+    }
+    const sweep = ONE_QUERY_POOL_SIZES.map((max) => ({
+      max,
+      result: results[`baseline_one_query_max${max}`],
+    })).filter((r) => r.result);
+    if (sweep.length) {
+      const best = sweep.reduce((a, b) => (b.result!.rps > a.result!.rps ? b : a));
+      results.baseline_one_query = best.result!;
+      baselinePoolMax = best.max;
+      log(`baseline_one_query: postgres.js max ${best.max} was the fastest pool size`);
     }
 
     // 3. The server, as a separate process on PostgreSQL.
@@ -320,6 +336,8 @@ async function main(): Promise<number> {
       durationSec: DURATION,
       warmupSec: WARMUP,
       connections: CONNECTIONS,
+      oneQueryBaselinePoolSizes: ONE_QUERY_POOL_SIZES,
+      oneQueryBaselinePoolMax: baselinePoolMax,
       passwordConnections: PASSWORD_CONNECTIONS,
       mixedGetUser: { connections: MIXED_USER_CONNECTIONS, delayMs: MIXED_USER_DELAY_MS },
       loadGenerator: "wrk (Debian), 1 thread",

@@ -53,7 +53,8 @@ export type UserFields = Partial<Omit<UserRow, "id" | "created_at" | "updated_at
   id?: string;
 };
 
-const ts = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : undefined);
+const ts = (d: Date | null | undefined) =>
+  d ? (d instanceof Date ? d : new Date(d)).toISOString() : undefined;
 
 /** Normalises an e-mail address for storage and lookup. */
 export function normalizeEmail(email: string): string {
@@ -286,38 +287,43 @@ export function identityToJson(i: IdentityRow): Record<string, unknown> {
   };
 }
 
+function put(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (v !== undefined) o[k] = v;
+}
+
 /** A user as the contract shapes it (auth-js `User`). */
 export function userToJson(
   u: UserRow,
   extra: { identities?: IdentityRow[]; factors?: Record<string, unknown>[] } = {},
 ): Record<string, unknown> {
+  // Keys whose value is undefined are left out as they are added (not deleted afterwards: a
+  // deleted key turns the object into a slow dictionary for JSON.stringify).
   const out: Record<string, unknown> = {
     id: u.id,
     aud: u.aud,
     role: u.role,
     email: u.email ?? "",
-    email_confirmed_at: ts(u.email_confirmed_at),
-    phone: u.phone ?? "",
-    phone_confirmed_at: ts(u.phone_confirmed_at),
-    confirmation_sent_at: ts(u.confirmation_sent_at),
-    confirmed_at: ts(u.email_confirmed_at ?? u.phone_confirmed_at),
-    recovery_sent_at: ts(u.recovery_sent_at),
-    email_change_sent_at: ts(u.email_change_sent_at),
-    new_email: u.email_change || undefined,
-    phone_change_sent_at: ts(u.phone_change_sent_at),
-    new_phone: u.phone_change || undefined,
-    invited_at: ts(u.invited_at),
-    reauthentication_sent_at: ts(u.reauthentication_sent_at),
-    last_sign_in_at: ts(u.last_sign_in_at),
-    app_metadata: { ...u.raw_app_meta_data },
-    user_metadata: { ...u.raw_user_meta_data },
-    identities: (extra.identities ?? []).map(identityToJson),
-    created_at: ts(u.created_at),
-    updated_at: ts(u.updated_at),
-    is_anonymous: u.is_anonymous,
   };
+  put(out, "email_confirmed_at", ts(u.email_confirmed_at));
+  out.phone = u.phone ?? "";
+  put(out, "phone_confirmed_at", ts(u.phone_confirmed_at));
+  put(out, "confirmation_sent_at", ts(u.confirmation_sent_at));
+  put(out, "confirmed_at", ts(u.email_confirmed_at ?? u.phone_confirmed_at));
+  put(out, "recovery_sent_at", ts(u.recovery_sent_at));
+  put(out, "email_change_sent_at", ts(u.email_change_sent_at));
+  put(out, "new_email", u.email_change || undefined);
+  put(out, "phone_change_sent_at", ts(u.phone_change_sent_at));
+  put(out, "new_phone", u.phone_change || undefined);
+  put(out, "invited_at", ts(u.invited_at));
+  put(out, "reauthentication_sent_at", ts(u.reauthentication_sent_at));
+  put(out, "last_sign_in_at", ts(u.last_sign_in_at));
+  out.app_metadata = { ...u.raw_app_meta_data };
+  out.user_metadata = { ...u.raw_user_meta_data };
+  out.identities = (extra.identities ?? []).map(identityToJson);
+  put(out, "created_at", ts(u.created_at));
+  put(out, "updated_at", ts(u.updated_at));
+  put(out, "is_anonymous", u.is_anonymous);
   if (u.banned_until) out.banned_until = ts(u.banned_until);
   if (extra.factors) out.factors = extra.factors;
-  for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out;
 }
