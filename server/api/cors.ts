@@ -34,6 +34,8 @@ export function apiCors(): MiddlewareHandler<AppEnv> {
     credentials: true,
     maxAge: 600,
   });
+  // Responses built by hono (c.json, c.redirect, ...) carry the headers set before next();
+  // only a Response a handler made itself lacks them, and then lacks all of them.
   return async (c, next) => {
     if (c.req.method === "OPTIONS") return await preflight(c, next);
     const origin = c.req.header("origin") || "*";
@@ -48,8 +50,6 @@ export function apiCors(): MiddlewareHandler<AppEnv> {
         "Access-Control-Allow-Credentials": "true",
         "Access-Control-Expose-Headers": EXPOSE,
       }, { Vary: "Origin" });
-    } else if (!/(^|,)\s*origin\s*(,|$)/i.test(c.res.headers.get("vary") ?? "")) {
-      setHeaderAfter(c, {}, { Vary: "Origin" });
     }
   };
 }
