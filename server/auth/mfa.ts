@@ -9,6 +9,7 @@ import { ApiError } from "../api/errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
+import { isoString } from "../util/time.ts";
 import { amrMethod, MfaChallenges } from "./mfa_challenges.ts";
 import type { SessionRow } from "./sessions.ts";
 
@@ -43,7 +44,7 @@ export interface ChallengeRow {
   created_at: Date;
 }
 
-const iso = (d: Date | null) => (d ? new Date(d).toISOString() : undefined);
+const iso = (d: Date | null) => (d ? isoString(d instanceof Date ? d : new Date(d)) : undefined);
 
 /** A factor as GoTrue shows it (never its secret). */
 export function factorToJson(f: FactorRow): Record<string, unknown> {

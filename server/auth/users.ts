@@ -5,6 +5,7 @@
  * the leading "+" ("15551234567").
  */
 import type { Db, Queryable } from "../db/db.ts";
+import { isoString } from "../util/time.ts";
 
 /** A user row. */
 export interface UserRow {
@@ -54,7 +55,7 @@ export type UserFields = Partial<Omit<UserRow, "id" | "created_at" | "updated_at
 };
 
 const ts = (d: Date | null | undefined) =>
-  d ? (d instanceof Date ? d : new Date(d)).toISOString() : undefined;
+  d ? isoString(d instanceof Date ? d : new Date(d)) : undefined;
 
 /** Normalises an e-mail address for storage and lookup. */
 export function normalizeEmail(email: string): string {

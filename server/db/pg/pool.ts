@@ -5,11 +5,14 @@
  * connection while it takes them, so they leave in one write (one syscall and
  * one wake-up of the backend for the batch instead of one per query: this was
  * a fifth of the server's CPU on `GET /user`, bench/README.md). Otherwise a
- * statement goes to an idle connection when there is one; else the pool opens
- * connections up to `shared`, and beyond that pipelines onto the least busy
- * connection: a few connections kept busy
- * answer more queries, with less CPU on both sides, than one connection per
- * query in flight (bench/README.md, "Pipelining"). Transactions and
+ * statement goes to the first connection, in opening order, with fewer than
+ * `spillAt` queries in flight; only when every connection has that many does
+ * the pool open another (up to `shared`), and beyond that it pipelines onto the
+ * least busy one. A few connections kept busy answer more queries, with less
+ * CPU on both sides, than one connection per query in flight: each statement
+ * sent to an idle connection costs a write and a backend wake-up of its own
+ * (spreading over idle connections cost PostgreSQL about a third more CPU per
+ * `GET /user`; bench/README.md, "Pipelining"). Transactions and
  * `withConnection` reserve a connection for themselves; the pool opens more,
  * up to `max`, for them.
  *
@@ -35,6 +38,8 @@ export interface PoolOptions {
   shared: number;
   /** Queries in flight on one connection at most. */
   maxPipeline: number;
+  /** A connection with fewer queries in flight than this takes the next statement. */
+  spillAt: number;
   /** A connection with this many queries in flight takes no more of the current tick's batch. */
   batchMax: number;
   /** A connection whose oldest query is older than this takes no new ones while others can. */
@@ -47,6 +52,7 @@ export interface PoolOptions {
 export const POOL_DEFAULTS: Omit<PoolOptions, "max"> = {
   shared: 4,
   maxPipeline: 128,
+  spillAt: 16,
   batchMax: 32,
   stallMs: 100,
   idleTimeoutMs: 60_000,
@@ -150,7 +156,13 @@ export class Pool {
     });
   }
 
-  /** An idle shared connection, else the least busy one that can take a query, else null. */
+  /**
+   * The connection a single statement goes to: the one whose batch is still unsent, else the
+   * first connection (in opening order) with fewer than `spillAt` queries in flight, else the
+   * least busy one. Filling connections in order keeps the load on as few backends as keep up
+   * with it (each query written to an idle connection costs a write and a backend wake-up of
+   * its own); null when none can take it.
+   */
   #pick(): Connection | null {
     if (this.#ending) return null;
     const now = performance.now();
@@ -168,6 +180,7 @@ export class Pool {
       const load = c.inflight;
       if (load === 0) return this.#last = c;
       if (load >= this.#o.maxPipeline || now - c.oldestSentAt! > this.#o.stallMs) continue;
+      if (load < this.#o.spillAt) return this.#last = c;
       if (load < bestLoad) {
         best = c;
         bestLoad = load;

@@ -13,6 +13,8 @@
  * as arrays, everything else (text, uuid, numeric, ...) as the server's text.
  */
 
+import { parseTimestamptz } from "../../util/time.ts";
+
 /** OIDs of the types handled here. */
 export const OID = {
   bool: 16,
@@ -98,7 +100,7 @@ const SCALAR = new Map<number, Parser>([
   [OID.float8, number],
   [OID.date, date],
   [OID.timestamp, date],
-  [OID.timestamptz, date],
+  [OID.timestamptz, parseTimestamptz],
   [OID.jsonb, json],
 ]);
 
@@ -116,7 +118,7 @@ const ARRAYS = new Map<number, Parser | undefined>([
   [3807, json],
   [1182, date],
   [1115, date],
-  [1185, date],
+  [1185, parseTimestamptz],
   [1009, undefined], // text[]
   [1015, undefined], // varchar[]
   [1014, undefined], // bpchar[]

@@ -131,6 +131,29 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "pg: statements fill the first connection up to spillAt before the next one, even with idle connections open",
+  ...onPg,
+  fn: () =>
+    using(pool(4, PG_URL, { shared: 4, spillAt: 4 }), async (p) => {
+      // Three connections open and idle (three reservations at once, given back).
+      const held = await Promise.all([p.reserve(), p.reserve(), p.reserve()]);
+      held.forEach((c) => p.release(c));
+      assert.ok(p.size >= 3, `three connections open, got ${p.size}`);
+      // Statements issued one per turn of the event loop, each still running when the next
+      // comes: the first four share one backend, the next ones spill to another.
+      const sent: Promise<Record<string, unknown>[]>[] = [];
+      for (let i = 0; i < 6; i++) {
+        sent.push(p.query(`SELECT pg_backend_pid() AS pid FROM pg_sleep($1::float8)`, [0.2]));
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const pids = (await Promise.all(sent)).map((rows) => Number(rows[0].pid));
+      assert.equal(new Set(pids.slice(0, 4)).size, 1, `first four on one backend: ${pids}`);
+      assert.notEqual(pids[4], pids[0], `the fifth spilled to another backend: ${pids}`);
+    }),
+});
+
+Deno.test({
   name: "pg: a failing statement fails alone, with the server's fields, amid pipelined ones",
   ...onPg,
   fn: () =>
