@@ -1,7 +1,8 @@
 /**
  * CORS for every route: any origin may call the API with credentials (the
  * browser clients of GoTrue send the anon key and a bearer token from other
- * origins), as GoTrue answers.
+ * origins), as GoTrue answers; requests without an Origin header (servers,
+ * curl) get only `Vary: Origin`.
  *
  * Preflights (OPTIONS) are answered by hono's cors middleware. On every other
  * request the headers are set BEFORE the handler runs, into the headers the
@@ -35,21 +36,31 @@ export function apiCors(): MiddlewareHandler<AppEnv> {
     maxAge: 600,
   });
   // Responses built by hono (c.json, c.redirect, ...) carry the headers set before next();
-  // only a Response a handler made itself lacks them, and then lacks all of them.
+  // only a Response a handler made itself lacks them, and then lacks all of them. A request
+  // without an Origin header is not a CORS request: it gets only `Vary: Origin` (its answer
+  // differs from one to a request with an Origin), as GoTrue's rs/cors answers.
   return async (c, next) => {
     if (c.req.method === "OPTIONS") return await preflight(c, next);
-    const origin = c.req.header("origin") || "*";
-    c.header("Access-Control-Allow-Origin", origin);
-    c.header("Access-Control-Allow-Credentials", "true");
-    c.header("Access-Control-Expose-Headers", EXPOSE);
+    const origin = c.req.header("origin");
+    if (origin) {
+      c.header("Access-Control-Allow-Origin", origin);
+      c.header("Access-Control-Allow-Credentials", "true");
+      c.header("Access-Control-Expose-Headers", EXPOSE);
+    }
     c.header("Vary", "Origin");
     await next();
-    if (c.res.headers.get("access-control-allow-origin") === null) {
-      setHeaderAfter(c, {
-        "Access-Control-Allow-Origin": origin,
-        "Access-Control-Allow-Credentials": "true",
-        "Access-Control-Expose-Headers": EXPOSE,
-      }, { Vary: "Origin" });
+    if (c.res.headers.get("vary") === null) {
+      setHeaderAfter(
+        c,
+        origin
+          ? {
+            "Access-Control-Allow-Origin": origin,
+            "Access-Control-Allow-Credentials": "true",
+            "Access-Control-Expose-Headers": EXPOSE,
+          }
+          : {},
+        { Vary: "Origin" },
+      );
     }
   };
 }

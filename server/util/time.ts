@@ -24,35 +24,33 @@ const two = (s: string, i: number) => digit(s, i) * 10 + digit(s, i + 1);
 
 /**
  * A `timestamptz` as PostgreSQL writes it with DateStyle ISO and TimeZone UTC
- * ("2026-11-25 03:00:28.786123+00", fraction optional, 1 to 6 digits) as a
+ * ("2026-11-25 03:00:28.786123+00", fraction optional, 1 to 6 digits), or as
+ * its JSON functions write it ("2026-11-25T03:00:28.786123+00:00"), as a
  * Date, to the millisecond (truncated, as `new Date(text)` does); any other
  * form ("infinity", BC dates, five-digit years, other offsets) goes to
  * `new Date(text)`.
  */
 export function parseTimestamptz(s: string): Date {
   const n = s.length;
+  const sep = s.charCodeAt(10);
+  // the offset: "+00" (text output) or "+00:00" (JSON output)
+  const tz = n >= 25 && s.charCodeAt(n - 3) === 58 ? 6 : 3;
   if (
-    n >= 22 && s.charCodeAt(4) === 45 && s.charCodeAt(10) === 32 &&
-    s.charCodeAt(n - 3) === 43 && s.charCodeAt(n - 2) === 48 && s.charCodeAt(n - 1) === 48
+    n >= 19 + tz && s.charCodeAt(4) === 45 && (sep === 32 || sep === 84) &&
+    s.charCodeAt(n - tz) === 43 && s.charCodeAt(n - tz + 1) === 48 &&
+    s.charCodeAt(n - tz + 2) === 48 && (tz === 3 || (s.charCodeAt(n - 2) === 48 &&
+      s.charCodeAt(n - 1) === 48))
   ) {
     const year = digit(s, 0) * 1000 + digit(s, 1) * 100 + two(s, 2);
     // Date.UTC reads years 0-99 as 1900-1999: those take the general path.
     if (year < 100) return new Date(s);
     let ms = 0;
-    if (n > 22) {
-      const frac = n - 23; // digits between the point at 19 and the "+00"
+    if (n > 19 + tz) {
+      const frac = n - tz - 20; // digits between the point at 19 and the offset
       if (s.charCodeAt(19) !== 46 || frac < 1) return new Date(s);
       ms = digit(s, 20) * 100 + (frac > 1 ? digit(s, 21) * 10 : 0) + (frac > 2 ? digit(s, 22) : 0);
     }
-    const t = Date.UTC(
-      year,
-      two(s, 5) - 1,
-      two(s, 8),
-      two(s, 11),
-      two(s, 14),
-      two(s, 17),
-      ms,
-    );
+    const t = Date.UTC(year, two(s, 5) - 1, two(s, 8), two(s, 11), two(s, 14), two(s, 17), ms);
     if (t === t) return new Date(t); // not NaN
   }
   return new Date(s);

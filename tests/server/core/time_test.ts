@@ -39,7 +39,7 @@ Deno.test("isoString writes what toISOString writes", () => {
   assert.throws(() => isoString(new Date(NaN)), RangeError);
 });
 
-Deno.test("parseTimestamptz reads PostgreSQL's UTC text as new Date(text) does", () => {
+Deno.test("parseTimestamptz reads PostgreSQL's UTC text and JSON timestamps as new Date(text) does", () => {
   const cases = [
     "2026-11-25 03:00:28+00",
     "2026-11-25 03:00:28.7+00",
@@ -48,6 +48,12 @@ Deno.test("parseTimestamptz reads PostgreSQL's UTC text as new Date(text) does",
     "2026-11-25 03:00:28.7861+00",
     "2026-11-25 03:00:28.786123+00",
     "2026-11-25 03:00:28.999999+00",
+    "2026-11-25T03:00:28.786123+00:00",
+    "2026-11-25T03:00:28+00:00",
+    "2026-11-25T03:00:28.5+00:00",
+    "2026-11-25T03:00:28.5+05:30",
+    "2026-11-25T03:00:28.5+00:30",
+    "2026-11-25 03:00:28.5+00:00",
     "1970-01-01 00:00:00+00",
     "0099-06-01 12:00:00+00",
     "0001-01-01 00:00:00+00 BC",
@@ -59,7 +65,8 @@ Deno.test("parseTimestamptz reads PostgreSQL's UTC text as new Date(text) does",
   ];
   for (let i = 0; i < 20_000; i++) {
     const d = new Date(Math.floor(Math.random() * 4e12));
-    cases.push(pgText(d, Math.floor(Math.random() * 1000)));
+    const text = pgText(d, Math.floor(Math.random() * 1000));
+    cases.push(text, `${text.slice(0, 10)}T${text.slice(11)}:00`); // and as JSON writes it
   }
   for (const s of cases) {
     const want = new Date(s).getTime();
