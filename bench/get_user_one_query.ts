@@ -28,10 +28,10 @@ const key = await crypto.subtle.importKey(
 const sql = postgres(url, { max: 50, prepare: true, onnotice: () => {} });
 const text = `SELECT row_to_json(u) AS "user",
     (SELECT s.id FROM ${prefix}sessions s WHERE s.id = $2) AS session_id,
-    (SELECT coalesce(json_agg(i ORDER BY i.created_at), '[]') FROM ${prefix}identities i
-      WHERE i.user_id = u.id) AS identities,
-    (SELECT coalesce(json_agg(f ORDER BY f.created_at), '[]') FROM ${prefix}mfa_factors f
-      WHERE f.user_id = u.id) AS factors
+    array_to_json(ARRAY(SELECT i FROM ${prefix}identities i
+      WHERE i.user_id = u.id)) AS identities,
+    array_to_json(ARRAY(SELECT f FROM ${prefix}mfa_factors f
+      WHERE f.user_id = u.id)) AS factors
   FROM ${prefix}users u WHERE u.id = $1 AND u.deleted_at IS NULL`;
 
 const ac = new AbortController();

@@ -134,7 +134,7 @@ export async function loadCallerProfile(c: Ctx): Promise<CallerProfile> {
 }
 
 /**
- * Rows of a json_agg (text on some drivers, parsed on others) with their timestamps as Dates,
+ * Rows of a JSON array column (text on some drivers, parsed on others) with their timestamps as Dates,
  * in the order of their `created_at`, then `id` (what the separate queries order by).
  */
 function jsonRows<T>(v: unknown, dates: string[]): T[] {
