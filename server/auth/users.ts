@@ -294,7 +294,7 @@ function put(o: Record<string, unknown>, k: string, v: unknown): void {
 
 /** A user as the contract shapes it (auth-js `User`). */
 export function userToJson(
-  u: UserRow,
+  u: Omit<UserRow, "encrypted_password" | "email_change_confirm_status" | "deleted_at">,
   extra: { identities?: IdentityRow[]; factors?: Record<string, unknown>[] } = {},
 ): Record<string, unknown> {
   // Keys whose value is undefined are left out as they are added (not deleted afterwards: a
