@@ -53,14 +53,28 @@ if (mode === "bare") {
   if (!ids.length) throw new Error(`${table} is empty`);
   const text = `SELECT id, email, created_at FROM ${table} WHERE id = $1`;
   let i = 0;
+  // Handlers between two queries: wrk closing its connections at the end of a run settles
+  // `server.finished` while a query4 handler may still have queries to send, so the pool
+  // closes once they are done (a counter, not a promise per request, to cost the baseline nothing).
+  let running = 0;
   listen(async () => {
-    const id = ids[i++ % ids.length];
-    let rows = await sql.unsafe(text, [id], { prepare: true });
-    if (mode === "query4") {
-      for (let k = 0; k < 3; k++) rows = await sql.unsafe(text, [id], { prepare: true });
+    running++;
+    try {
+      const id = ids[i++ % ids.length];
+      let rows = await sql.unsafe(text, [id], { prepare: true });
+      if (mode === "query4") {
+        for (let k = 0; k < 3; k++) rows = await sql.unsafe(text, [id], { prepare: true });
+      }
+      return Response.json(rows[0]);
+    } finally {
+      running--;
     }
-    return Response.json(rows[0]);
-  }, () => sql.end({ timeout: 5 }));
+  }, async () => {
+    for (let waited = 0; running > 0 && waited < 5000; waited += 10) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await sql.end({ timeout: 5 });
+  });
 } else {
   console.error("usage: baseline_server.ts bare | query | query4 <postgres-url> <table>");
   Deno.exit(2);
