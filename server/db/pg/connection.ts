@@ -13,7 +13,7 @@
 import { md5Password, Scram } from "./auth.ts";
 import { errorFields, PgConnectionError, PgError } from "./errors.ts";
 import type { ConnectOptions } from "./options.ts";
-import { paramType, parserFor, serialize } from "./types.ts";
+import { BINARY_RESULTS, paramType, parserFor, serialize, timestamptzFromBinary } from "./types.ts";
 import * as wire from "./wire.ts";
 
 /** A result row. */
@@ -28,6 +28,8 @@ interface Statement {
   /** Column names and parsers, once the server described the statement. */
   names: string[] | null;
   parsers: (((s: string) => unknown) | undefined)[];
+  /** Result format codes once described (1: binary, types.ts BINARY_RESULTS), or null: all text. */
+  formats: Uint8Array | null;
   /** The Parse of this statement failed: the error every query of it gets. */
   failed: unknown;
 }
@@ -39,6 +41,8 @@ interface Pending {
   /** Columns of a simple query's current result. */
   names: string[] | null;
   parsers: (((s: string) => unknown) | undefined)[];
+  /** The result formats this execution asked for (null: all text). */
+  formats: Uint8Array | null;
   rows: Row[];
   error: unknown;
   sentAt: number;
@@ -158,7 +162,14 @@ export class Connection {
     let st = this.#statements.get(key);
     let parses = false;
     if (st === undefined) {
-      st = { name: `s${++this.#statementSeq}`, key, names: null, parsers: [], failed: null };
+      st = {
+        name: `s${++this.#statementSeq}`,
+        key,
+        names: null,
+        parsers: [],
+        formats: null,
+        failed: null,
+      };
       if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
         const oldest = this.#statements.values().next().value!;
         this.#statements.delete(oldest.key);
@@ -171,17 +182,19 @@ export class Connection {
     } else if (st.failed !== null) {
       return Promise.reject(st.failed);
     }
-    wire.bind(this.#w, st.name, values);
+    // The first execution, sent with the Parse, asks for text: the column types are not known yet.
+    const formats = st.names !== null ? st.formats : null;
+    wire.bind(this.#w, st.name, values, formats);
     wire.execute(this.#w);
     wire.sync(this.#w);
-    return this.#enqueue(st, parses);
+    return this.#enqueue(st, parses, formats);
   }
 
   /** Runs statements without parameters (simple protocol: several may be sent at once). */
   simple(text: string): Promise<Row[]> {
     if (this.#closed) return Promise.reject(this.#closeError);
     wire.simpleQuery(this.#w, text);
-    return this.#enqueue(null, false);
+    return this.#enqueue(null, false, null);
   }
 
   /** Forgets a prepared statement (after "cached plan must not change result type"). */
@@ -206,13 +219,18 @@ export class Connection {
     await this.#readDone;
   }
 
-  #enqueue(statement: Statement | null, parses: boolean): Promise<Row[]> {
+  #enqueue(
+    statement: Statement | null,
+    parses: boolean,
+    formats: Uint8Array | null,
+  ): Promise<Row[]> {
     return new Promise<Row[]>((resolve, reject) => {
       this.#pending.push({
         statement,
         parses,
         names: null,
         parsers: [],
+        formats,
         rows: [],
         error: null,
         sentAt: performance.now(),
@@ -388,17 +406,21 @@ export class Connection {
     const n = this.#view.getInt16(start);
     const names = new Array<string>(n);
     const parsers = new Array<((s: string) => unknown) | undefined>(n);
+    let formats: Uint8Array | null = null;
     let at = start + 2;
     for (let i = 0; i < n; i++) {
       const [name, next] = wire.cstringAt(this.#buf, at);
       names[i] = name;
-      parsers[i] = parserFor(this.#view.getInt32(next + 6));
+      const oid = this.#view.getInt32(next + 6);
+      parsers[i] = parserFor(oid);
+      if (BINARY_RESULTS.has(oid)) (formats ??= new Uint8Array(n))[i] = 1;
       at = next + 18;
     }
     if (!q) return;
     if (q.statement && q.parses) {
       q.statement.names = names;
       q.statement.parsers = parsers;
+      q.statement.formats = formats;
     } else if (!q.statement) {
       q.names = names;
       q.parsers = parsers;
@@ -412,6 +434,7 @@ export class Connection {
     if (!names) return;
     const buf = this.#buf;
     const view = this.#view;
+    const formats = q.formats;
     const n = view.getInt16(start);
     const row: Row = {};
     let at = start + 2;
@@ -420,6 +443,11 @@ export class Connection {
       at += 4;
       if (len < 0) {
         row[names[i]] = null;
+        continue;
+      }
+      if (formats !== null && formats[i] === 1) {
+        row[names[i]] = timestamptzFromBinary(view, at); // the only binary type asked for
+        at += len;
         continue;
       }
       const text = wire.utf8(buf, at, at + len);

@@ -11,6 +11,10 @@
  * server's counts and sizes fit), json/jsonb parsed, date/timestamp/
  * timestamptz as Date, bytea as Uint8Array, one-dimensional arrays of those
  * as arrays, everything else (text, uuid, numeric, ...) as the server's text.
+ * Once a statement is described, its timestamptz columns are asked for in
+ * binary format (`BINARY_RESULTS`): eight bytes the server copies out and
+ * `timestamptzFromBinary` reads, instead of text it formats and
+ * `parseTimestamptz` reads back (the same Dates).
  */
 
 import { parseTimestamptz } from "../../util/time.ts";
@@ -180,4 +184,32 @@ export function parseArray(text: string, el: Parser | undefined): unknown[] {
     return out;
   };
   return read();
+}
+
+/** Result types asked for in binary format once a statement is described. */
+export const BINARY_RESULTS: ReadonlySet<number> = new Set([OID.timestamptz]);
+
+/** 2000-01-01T00:00:00Z, PostgreSQL's epoch, in Unix milliseconds. */
+const PG_EPOCH_MS = 946_684_800_000;
+
+/**
+ * A timestamptz in binary format (microseconds since 2000-01-01 UTC, a
+ * big-endian int64) as a Date: the same Date the text form gives, that is
+ * truncated to the millisecond (floored: earlier instants stay earlier), and
+ * an invalid Date for infinity and -infinity.
+ */
+export function timestamptzFromBinary(view: DataView, at: number): Date {
+  const hi = view.getInt32(at);
+  const lo = view.getUint32(at + 4);
+  // Within ±2^53 µs (years 1715 to 2285) the number is exact; beyond, BigInt.
+  if (hi >= -0x200000 && hi < 0x200000) {
+    return new Date(Math.floor((hi * 4294967296 + lo) / 1000) + PG_EPOCH_MS);
+  }
+  if ((hi === 0x7fffffff && lo === 0xffffffff) || (hi === -0x80000000 && lo === 0)) {
+    return new Date(NaN); // infinity, -infinity: what new Date("infinity") gives
+  }
+  const us = (BigInt(hi) << 32n) | BigInt(lo);
+  let ms = us / 1000n; // truncates toward zero
+  if (us < 0n && ms * 1000n !== us) ms -= 1n;
+  return new Date(Number(ms) + PG_EPOCH_MS);
 }

@@ -163,12 +163,24 @@ export function describe(w: Writer, kind: "S" | "P", name: string): void {
   w.end(at);
 }
 
-/** Bind to the unnamed portal; every parameter and result in text format. */
-export function bind(w: Writer, statement: string, values: (string | null)[]): void {
+/**
+ * Bind to the unnamed portal; every parameter in text format, the results in text format or,
+ * given `formats` (one code per result column: 0 text, 1 binary), in those.
+ */
+export function bind(
+  w: Writer,
+  statement: string,
+  values: (string | null)[],
+  formats: Uint8Array | null = null,
+): void {
   const at = w.begin("B");
   w.byte(0).cstring(statement).int16(0).int16(values.length);
   for (const v of values) w.param(v);
-  w.int16(0);
+  if (formats === null) w.int16(0);
+  else {
+    w.int16(formats.length);
+    for (let i = 0; i < formats.length; i++) w.int16(formats[i]);
+  }
   w.end(at);
 }
 

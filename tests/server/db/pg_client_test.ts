@@ -30,6 +30,61 @@ async function using<T>(p: Pool, fn: (p: Pool) => Promise<T>): Promise<T> {
 }
 
 Deno.test({
+  name:
+    "pg: timestamptz columns read in binary after the first execution give the text form's Dates",
+  ...onPg,
+  fn: () =>
+    using(pool(1), async (p) => {
+      // Each value beside its text form: the first execution of a statement gets text (its types
+      // are not known yet), later ones binary, and every one must give what new Date(text) gives.
+      const values = [
+        "2026-11-25 05:22:17.123456+00",
+        "2026-11-25 05:22:17.999999+00",
+        "2000-01-01 00:00:00+00",
+        "1999-12-31 23:59:59.9995+00", // just before PostgreSQL's epoch
+        "1969-12-31 23:59:59.0005+00", // before Unix's: truncating floors
+        "1000-06-15 12:00:00.2505+00", // beyond 2^53 µs from 2000
+        "4000-01-01 00:00:00.001+00",
+        "infinity",
+        "-infinity",
+      ];
+      const text = `SELECT v::timestamptz AS ts, v::timestamptz::text AS t, n
+        FROM unnest($1::text[]) WITH ORDINALITY AS x(v, n)
+        UNION ALL SELECT NULL, NULL, 0 ORDER BY n`;
+      const runs = [];
+      for (let i = 0; i < 3; i++) runs.push(await p.query(text, [values]));
+      for (const rows of runs) {
+        assert.equal(rows.length, values.length + 1);
+        assert.equal(rows[0].ts, null);
+        for (const r of rows.slice(1)) {
+          const expected = new Date(r.t as string);
+          const got = r.ts as Date;
+          assert.ok(got instanceof Date, `${r.t}: a Date`);
+          assert.equal(
+            Number.isNaN(got.getTime()) ? "invalid" : got.getTime(),
+            Number.isNaN(expected.getTime()) ? "invalid" : expected.getTime(),
+            `${r.t}`,
+          );
+        }
+      }
+      assert.equal((runs[2][1].ts as Date).toISOString(), "2026-11-25T05:22:17.123Z");
+      assert.equal((runs[2][5].ts as Date).toISOString(), "1969-12-31T23:59:59.000Z");
+      assert.equal((runs[2][6].ts as Date).toISOString(), "1000-06-15T12:00:00.250Z");
+      // the same values as parameters back through a table column (the server's own use)
+      const [r] = await p.query(`SELECT $1::timestamptz AS a, $2::timestamptz AS b`, [
+        new Date("1970-01-01T00:00:00.001Z"),
+        new Date("2026-11-25T05:22:17.124Z"),
+      ]);
+      const [again] = await p.query(`SELECT $1::timestamptz AS a, $2::timestamptz AS b`, [
+        new Date("1970-01-01T00:00:00.001Z"),
+        new Date("2026-11-25T05:22:17.124Z"),
+      ]);
+      assert.deepEqual(again, r);
+      assert.equal((again.b as Date).toISOString(), "2026-11-25T05:22:17.124Z");
+    }),
+});
+
+Deno.test({
   name: "pg: values go out and come back with their JavaScript types",
   ...onPg,
   fn: () =>
