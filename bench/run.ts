@@ -17,6 +17,7 @@ import { ensureWrk, runWrk, type WrkResult } from "./wrk.ts";
 import { type BcryptTiming, measureBcryptParallel, measureBcryptVerify } from "./bcrypt.ts";
 import { startBaseline } from "./baselines.ts";
 import {
+  dropNamespaceObjects,
   postgresUrl,
   PROCESS_JWT_SECRET,
   randomNamespace,
@@ -278,15 +279,10 @@ async function main(): Promise<number> {
     // 5. The client library's bench.
     if (wanted("client")) clientBench = await runClientBench();
   } finally {
-    const tables = await sql.unsafe(
-      `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE $1`,
-      [`${ns}\\_%`],
+    await dropNamespaceObjects(
+      (text, params) => sql.unsafe(text, params as string[]),
+      `${ns}_`,
     );
-    if (tables.length) {
-      await sql.unsafe(
-        `DROP TABLE IF EXISTS ${tables.map((t) => `"${t.tablename}"`).join(", ")} CASCADE`,
-      );
-    }
     await sql.end({ timeout: 5 });
   }
 

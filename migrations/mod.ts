@@ -8,6 +8,7 @@ export const MIGRATIONS: readonly string[] = [
   "0003_one_time_token_codes.sql",
   "0005_oauth_state_uses.sql",
   "0007_mfa_totp_step.sql",
+  "0009_profile_rev.sql",
 ];
 
 /** Reads one migration's SQL text (works from a compiled binary too). */

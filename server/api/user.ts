@@ -19,17 +19,10 @@ import { checkPasswordStrength } from "../auth/passwords.ts";
 import type { UserFields, UserRow } from "../auth/users.ts";
 import { userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
-import { factorToJson } from "../auth/mfa.ts";
-import {
-  type AppEnv,
-  type Caller,
-  clientIp,
-  type Ctx,
-  loadCallerProfile,
-  requireUser,
-} from "./context.ts";
+import { type AppEnv, type Caller, clientIp, type Ctx, requireUser } from "./context.ts";
 import { ApiError, unprocessable } from "./errors.ts";
 import { type Body, optObject, optString, readBody } from "./input.ts";
+import { userProfileResponse } from "./user_profile.ts";
 
 /** One PUT /user request in progress. */
 export interface UserUpdate {
@@ -127,16 +120,8 @@ async function passwordStep(u: UserUpdate): Promise<void> {
 
 /** GET /user, PUT /user. */
 export function userRoutes(app: Hono<AppEnv>, s: Services): void {
-  app.get("/user", async (c) => {
-    // One round trip: user, session check, identities and factors (loadCallerProfile).
-    const { user, identities, factors } = await loadCallerProfile(c);
-    return c.json(
-      userToJson(user, {
-        identities,
-        factors: factors.length ? factors.map(factorToJson) : undefined,
-      }),
-    );
-  });
+  // The kept answer when the user's profile revision is unchanged (user_profile.ts).
+  app.get("/user", (c) => userProfileResponse(c));
 
   app.put("/user", async (c) => {
     const caller = await requireUser(c);

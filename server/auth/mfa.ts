@@ -11,6 +11,7 @@ import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
 import { isoString } from "../util/time.ts";
 import { amrMethod, MfaChallenges } from "./mfa_challenges.ts";
+import { lockUserProfile } from "./users.ts";
 import type { SessionRow } from "./sessions.ts";
 
 export { amrMethod, OPEN_CHALLENGES_PER_FACTOR, type Verified } from "./mfa_challenges.ts";
@@ -123,8 +124,9 @@ export class Mfa {
     const now = this.clock.now();
     const staleBefore = new Date(now.getTime() - this.config.mfa.challengeExpiry * 1000);
     return await this.db.transaction(async (tx) => {
-      // Serialise enrollments of one user so the count below holds.
-      await tx.query(`SELECT id FROM ${this.db.t("users")} WHERE id = $1 FOR UPDATE`, [userId]);
+      // Serialise enrollments of one user so the count below holds; the user row is written
+      // before its factors (lock order, migrations/0009_profile_rev.sql).
+      await lockUserProfile(tx, this.db.t("users"), userId);
       await tx.query(
         `DELETE FROM ${this.factors} WHERE user_id = $1 AND status = 'unverified' AND created_at < $2`,
         [userId, staleBefore],
@@ -179,6 +181,7 @@ export class Mfa {
    */
   async deleteFactor(userId: string, factorId: string): Promise<FactorRow> {
     return await this.db.transaction(async (tx) => {
+      await lockUserProfile(tx, this.db.t("users"), userId); // the user row first (lock order)
       const [row] = await tx.query<FactorRow>(
         `DELETE FROM ${this.factors} WHERE id = $1 AND user_id = $2 RETURNING *`,
         [factorId, userId],

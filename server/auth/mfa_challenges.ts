@@ -22,6 +22,7 @@ import { hmacBase64url, hmacKey, timingSafeEqual } from "./crypto.ts";
 import type { ChallengeRow, FactorRow, FactorType } from "./mfa.ts";
 import type { AmrEntry, SessionRow } from "./sessions.ts";
 import { totpMatch } from "./totp.ts";
+import { lockUserProfile } from "./users.ts";
 
 /** Unanswered challenges a factor may have within the challenge expiry (see assertCanChallenge). */
 export const OPEN_CHALLENGES_PER_FACTOR = 10;
@@ -89,6 +90,8 @@ export class MfaChallenges {
   async createChallenge(factor: FactorRow, ip: string, code?: string): Promise<ChallengeRow> {
     const now = this.clock.now();
     return await this.db.transaction(async (tx) => {
+      // The user row before the factor's (lock order, migrations/0009_profile_rev.sql).
+      await lockUserProfile(tx, this.db.t("users"), factor.user_id);
       const [row] = await tx.query<ChallengeRow>(
         `INSERT INTO ${this.table} (factor_id, ip_address, created_at)
          VALUES ($1, $2, $3) RETURNING *`,
@@ -188,6 +191,7 @@ export class MfaChallenges {
       }
     }
     return await this.db.transaction(async (tx) => {
+      await lockUserProfile(tx, this.db.t("users"), factor.user_id); // the user row first
       const used = await tx.query(
         `UPDATE ${this.table} SET verified_at = $2 WHERE id = $1 AND verified_at IS NULL RETURNING id`,
         [challenge.id, now],

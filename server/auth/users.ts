@@ -76,6 +76,20 @@ export function normalizePhone(phone: string): string | null {
 /** The identity providers a user created by e-mail or phone gets. */
 export type LocalProvider = "email" | "phone";
 
+/** Users.lockProfile for code that has the users table's name but no Users. */
+export async function lockUserProfile(
+  q: Queryable,
+  usersTable: string,
+  userId: string,
+): Promise<boolean> {
+  const rows = await q.query(
+    `UPDATE ${usersTable} SET profile_rev = nextval('${usersTable}_profile_rev_seq')
+     WHERE id = $1 AND deleted_at IS NULL RETURNING id`,
+    [userId],
+  );
+  return rows.length > 0;
+}
+
 /** Users and identities over one database. */
 export class Users {
   readonly table: string;
@@ -144,6 +158,19 @@ export class Users {
   }
 
   /**
+   * Writes the user row before a transaction writes the user's identities or
+   * MFA factors: it takes the row's lock and a new profile revision
+   * (migrations/0009_profile_rev.sql). The trigger on identities and factors
+   * would lock the user row too, but only after the identity's or factor's
+   * row; taking the user first keeps one lock order in every transaction (no
+   * deadlock with one that wrote the user and then an identity). Returns
+   * false when the user does not exist (or is deleted).
+   */
+  lockProfile(userId: string, q: Queryable): Promise<boolean> {
+    return lockUserProfile(q, this.table, userId);
+  }
+
+  /**
    * Creates a user with its `email` and/or `phone` identities (provider_id =
    * the user id, identity_data {sub, email, email_verified, phone_verified})
    * and app_metadata {provider, providers} merged over `fields.raw_app_meta_data`.
@@ -179,8 +206,15 @@ export class Users {
   async syncLocalIdentity(
     user: UserRow,
     provider: LocalProvider,
-    q: Queryable = this.db,
+    q?: Queryable,
   ): Promise<void> {
+    // Outside a transaction: one of its own, the user row first (lockProfile).
+    if (!q) {
+      return await this.db.transaction(async (tx) => {
+        await this.lockProfile(user.id, tx);
+        await this.syncLocalIdentity(user, provider, tx);
+      });
+    }
     const data = localIdentityData(user, provider);
     const rows = await q.query<{ id: string }>(
       `UPDATE ${this.identities} SET identity_data = $3, email = $4, updated_at = now()

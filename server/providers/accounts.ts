@@ -183,6 +183,7 @@ async function decideAccount(
     const user = await s.users.findById(existing.user_id, tx);
     if (!user) throw new ApiError(404, "user_not_found", "User not found");
     bannedCheck(s, user);
+    await s.users.lockProfile(user.id, tx); // the user row before its identity (lock order)
     await touchIdentity(s, existing.id, data, tx);
     let fresh = await mergeMetadata(s, user, data, provider, tx);
     let unverified = false;
@@ -225,6 +226,7 @@ async function decideAccount(
       let user = await s.users.findById(owners[0], tx);
       if (!user) throw new ApiError(404, "user_not_found", "User not found");
       bannedCheck(s, user);
+      await s.users.lockProfile(user.id, tx); // the user row before its identities (lock order)
       if (!user.email_confirmed_at && user.email) {
         // Pre-account-takeover defence: the unconfirmed account's password and
         // other identities go; the provider proved who owns the address.

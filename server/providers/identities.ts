@@ -29,6 +29,7 @@ export async function linkIdentity(
     const target = await s.users.findById(userId, tx);
     if (!target) throw new ApiError(422, "user_not_found", "Linking target user not found");
     bannedCheck(s, target);
+    await s.users.lockProfile(target.id, tx); // the user row before its identities (lock order)
     const existing = await findIdentity(s, provider, pu.id, tx);
     if (existing) {
       throw new ApiError(
@@ -100,6 +101,7 @@ export async function unlinkIdentity(
   ip: string,
 ): Promise<{ user: UserRow; identity: IdentityRow }> {
   return await s.db.transaction(async (tx) => {
+    await s.users.lockProfile(user.id, tx); // the user row before its identities (lock order)
     const identities = await s.users.listIdentities(user.id, tx);
     if (identities.length <= 1) {
       throw new ApiError(

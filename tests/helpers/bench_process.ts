@@ -23,6 +23,35 @@ export function postgresUrl(): string {
   return Deno.env.get("DATABASE_URL") || "postgres://postgres@127.0.0.1:5432/test";
 }
 
+/**
+ * Drops every table (their sequences and triggers go with them) and function
+ * whose name starts with `prefix` ("<ns>_") in the current schema, through
+ * `run` (any driver's query function).
+ */
+export async function dropNamespaceObjects(
+  run: (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>,
+  prefix: string,
+): Promise<void> {
+  if (!prefix) return;
+  const like = `${prefix.replaceAll("_", "\\_")}%`;
+  const tables = await run(
+    `SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE $1`,
+    [like],
+  );
+  if (tables.length) {
+    await run(`DROP TABLE IF EXISTS ${tables.map((t) => `"${t.name}"`).join(", ")} CASCADE`);
+  }
+  const functions = await run(
+    `SELECT p.oid::regprocedure::text AS name FROM pg_proc p
+     JOIN pg_namespace n ON n.oid = p.pronamespace
+     WHERE n.nspname = current_schema() AND p.proname LIKE $1`,
+    [like],
+  );
+  if (functions.length) {
+    await run(`DROP FUNCTION IF EXISTS ${functions.map((f) => f.name).join(", ")} CASCADE`);
+  }
+}
+
 /** A random DB_NAMESPACE (letters and digits). */
 export function randomNamespace(prefix = "r"): string {
   return `${prefix}${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;

@@ -11,6 +11,7 @@
 import { type App, createApp } from "../../server/app.ts";
 import { type Config, readConfig } from "../../server/config.ts";
 import { type Db, openDb } from "../../server/db/db.ts";
+import { dropNamespaceObjects } from "./bench_process.ts";
 import type { Clock } from "../../server/auth/clock.ts";
 import { Logger } from "../../server/observe/log.ts";
 import type { Services } from "../../server/services.ts";
@@ -57,16 +58,9 @@ export function freshNamespace(): string {
   return `t${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
 }
 
-/** Drops every table with the prefix (PostgreSQL test databases). */
+/** Drops every table and function with the prefix (PostgreSQL test databases). */
 export async function dropNamespace(db: Db, prefix: string): Promise<void> {
-  if (!prefix) return;
-  const rows = await db.query<{ tablename: string }>(
-    `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE $1`,
-    [`${prefix.replaceAll("_", "\\_")}%`],
-  );
-  if (rows.length) {
-    await db.exec(`DROP TABLE IF EXISTS ${rows.map((r) => `"${r.tablename}"`).join(", ")} CASCADE`);
-  }
+  await dropNamespaceObjects((text, params) => db.query(text, params), prefix);
 }
 
 /** The database URL tests use for PostgreSQL, or "" for PGlite. */

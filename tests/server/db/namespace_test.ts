@@ -10,7 +10,7 @@ import { MIGRATIONS, readMigration } from "../../../migrations/mod.ts";
 import { runServerCommand } from "../../helpers/process.ts";
 import { dropNamespace, freshNamespace, testDatabaseUrl } from "../../helpers/server.ts";
 
-Deno.test("every table, index and sequence of the migrations carries the DB_NAMESPACE prefix", async () => {
+Deno.test("every table, index, sequence, function and trigger of the migrations carries the DB_NAMESPACE prefix", async () => {
   // A database of its own, so every relation in it comes from these migrations.
   const db = await openDb({ url: "", dataDir: "memory://", maxPoolSize: 0, prefix: "acme_" });
   try {
@@ -29,12 +29,20 @@ Deno.test("every table, index and sequence of the migrations carries the DB_NAME
     ) {
       assert.ok(rows.some((r) => r.relname === `acme_${table}`), table);
     }
+    // functions and triggers too (the profile revision's, migrations/0009_profile_rev.sql)
+    const fns = await db.query<{ name: string }>(
+      `SELECT p.proname::text AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+       WHERE n.nspname = current_schema()
+       UNION ALL SELECT tgname::text FROM pg_trigger WHERE NOT tgisinternal`,
+    );
+    assert.ok(fns.length >= 5, JSON.stringify(fns));
+    assert.deepEqual(fns.filter((f) => !f.name.startsWith("acme_")), []);
     // and the SQL names every object it creates through __NS__
     for (const name of MIGRATIONS) {
       const sql = await readMigration(name);
       for (
         const m of sql.matchAll(
-          /CREATE\s+(?:UNIQUE\s+)?(?:TABLE|INDEX)\s+(?:IF NOT EXISTS\s+)?(\S+)/gi,
+          /CREATE\s+(?:UNIQUE\s+)?(?:TABLE|INDEX|SEQUENCE|FUNCTION|TRIGGER)\s+(?:IF NOT EXISTS\s+)?(\S+)/gi,
         )
       ) {
         assert.ok(m[1].startsWith("__NS__"), `${name}: ${m[0]}`);
