@@ -7,8 +7,8 @@
  *   deno task bench --quick     # 3-second runs, to check the harness (--duration=N: N seconds)
  *   deno task bench --profile   # the server runs with --cpu-prof (profile in bench/results/prof/)
  *   deno task bench --only=get_user,mixed   # just those runs (baseline_bare, baseline_one_query,
- *       # baseline_four_queries, get_user, get_user_one_query, refresh_token, password, signup,
- *       # mixed, mixed_one_query, client)
+ *       # baseline_four_queries, get_user, get_user_uncached, get_user_one_query, refresh_token,
+ *       # password, signup, mixed, mixed_one_query, client)
  *
  * See bench/README.md for what each figure means and the recorded numbers.
  */
@@ -137,7 +137,7 @@ async function main(): Promise<number> {
     // 3. The server, as a separate process on PostgreSQL.
     const profDir = new URL("./prof/", RESULTS);
     if (flags.has("--profile")) await Deno.mkdir(profDir, { recursive: true });
-    const srv = await startServerProcess({
+    const serverEnv = {
       DATABASE_URL: DB_URL,
       AUTHSVC_DB_NAMESPACE: ns,
       AUTHSVC_MAILER_AUTOCONFIRM: "true",
@@ -148,7 +148,8 @@ async function main(): Promise<number> {
       AUTHSVC_RATE_LIMIT_VERIFY: "1000000000/1h",
       AUTHSVC_RATE_LIMIT_OTP: "1000000000/1h",
       LOG_LEVEL: "error",
-    }, {
+    };
+    const srv = await startServerProcess(serverEnv, {
       denoFlags: flags.has("--profile") ? ["--cpu-prof", `--cpu-prof-dir=${profDir.pathname}`] : [],
     });
     try {
@@ -171,6 +172,24 @@ async function main(): Promise<number> {
           durationSec: DURATION,
         })
         : null;
+      // GET /user with nothing kept (AUTHSVC_API_USER_CACHE_SIZE=0): a second server process on
+      // the same database, every request reading the user, identities and factors, as a user's
+      // first request after a change does (server/api/user_profile.ts).
+      if (fx.accessToken && wanted("get_user_uncached")) {
+        const cold = await startServerProcess({ ...serverEnv, AUTHSVC_API_USER_CACHE_SIZE: "0" });
+        try {
+          results.get_user_uncached = await measure({
+            name: "get_user_uncached",
+            url: `${cold.url}/user`,
+            script: "getWithToken",
+            args: [fx.accessToken, "0"],
+            connections: CONNECTIONS,
+            durationSec: DURATION,
+          });
+        } finally {
+          await cold.stop();
+        }
+      }
       if (fx.accessToken && wanted("get_user_one_query")) {
         const b = await startBaseline(
           [DB_URL, `${ns}_`, PROCESS_JWT_SECRET],
@@ -307,6 +326,7 @@ async function main(): Promise<number> {
   const ratios = {
     get_user_vs_one_query: targets.get_user_vs_one_query.value,
     get_user_vs_bare: ratio(results.get_user?.rps ?? 0, results.baseline_bare?.rps ?? 0),
+    get_user_uncached_vs_one_query: ratio(results.get_user_uncached?.rps ?? 0, q),
     get_user_one_query_vs_one_query: ratio(results.get_user_one_query?.rps ?? 0, q),
     get_user_vs_four_queries: ratio(
       results.get_user?.rps ?? 0,

@@ -108,6 +108,8 @@ export interface Config {
     externalUrl: string;
     requestIdHeader: string;
     maxBodyBytes: number;
+    /** Users whose GET /user answer a process keeps (api/user_profile.ts); 0: none. */
+    userCacheSize: number;
   };
   db: {
     driver: "postgres";
@@ -350,6 +352,12 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
         default: 1 << 20,
         min: 1024,
         doc: "largest request body accepted",
+      }),
+      userCacheSize: r.int("API_USER_CACHE_SIZE", {
+        default: 10_000,
+        min: 0,
+        doc:
+          "users whose GET /user answer each process keeps (about 1 KB each), checked against the user's profile revision on every request; 0 keeps none",
       }),
     },
     db: {

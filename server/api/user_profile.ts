@@ -28,20 +28,19 @@ import { bearerToken, type Ctx, verifiedClaims } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { isUuid } from "./input.ts";
 
-/** How many users' answers a process keeps (about 1 KB each); the oldest kept goes first. */
-export const PROFILE_CACHE_SIZE = 10_000;
-
 /** Kept GET /user answers by user id, each with the revision it was built at. */
 export class ProfileCache {
   readonly #entries = new Map<string, { rev: number; body: string }>();
 
-  constructor(readonly max = PROFILE_CACHE_SIZE) {}
+  /** `max`: how many users' answers are kept (AUTHSVC_API_USER_CACHE_SIZE); the oldest kept goes first. */
+  constructor(readonly max: number) {}
 
   get(userId: string): { rev: number; body: string } | undefined {
     return this.#entries.get(userId);
   }
 
   set(userId: string, rev: number, body: string): void {
+    if (this.max <= 0) return;
     this.#entries.delete(userId); // a re-kept user moves to the back
     this.#entries.set(userId, { rev, body });
     if (this.#entries.size > this.max) {
@@ -107,7 +106,7 @@ function state(s: Services): ProfileState {
     // every GET /user (page faults were a third of PostgreSQL's time on it), and an aggregate
     // costs more to start than an array subquery; the few rows are put in order here instead.
     st = {
-      cache: new ProfileCache(),
+      cache: new ProfileCache(s.config.api.userCacheSize),
       revSql: `SELECT u.profile_rev AS "__rev", ${session} AS "__session"
         FROM ${s.users.table} u WHERE u.id = $1 AND u.deleted_at IS NULL`,
       fullSql: `SELECT ${PROFILE_COLUMNS.map((k) => `u.${k}`).join(", ")},

@@ -12,7 +12,7 @@ import { dropNamespace, startTestServer, testDatabaseUrl } from "../../helpers/s
 import { openDb } from "../../../server/db/db.ts";
 import { startServerProcess } from "../../helpers/process.ts";
 import { bearer, call, email, type Json, passwordGrant, signUpSession } from "./_util.ts";
-import { profileCache } from "../../../server/api/user_profile.ts";
+import { ProfileCache, profileCache } from "../../../server/api/user_profile.ts";
 import type { TestServer } from "../../helpers/server.ts";
 
 async function me(srv: TestServer, token: string): Promise<{ status: number; text: string }> {
@@ -265,4 +265,30 @@ Deno.test({
       await db.close();
     }
   },
+});
+
+Deno.test("AUTHSVC_API_USER_CACHE_SIZE bounds the kept answers; 0 keeps none", async () => {
+  const cache = new ProfileCache(2);
+  cache.set("a", 1, "A");
+  cache.set("b", 1, "B");
+  cache.set("a", 2, "A2"); // kept again: now the newest
+  cache.set("c", 1, "C");
+  assert.equal(cache.size, 2);
+  assert.equal(cache.get("b"), undefined, "the oldest kept went first");
+  assert.deepEqual(cache.get("a"), { rev: 2, body: "A2" });
+
+  const srv = await startTestServer({
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
+    AUTHSVC_API_USER_CACHE_SIZE: "0",
+  });
+  try {
+    const s = await signUpSession(srv, email("none"));
+    const first = await me(srv, s.access_token);
+    assert.equal(first.status, 200);
+    assert.equal(profileCache(srv.services).size, 0);
+    await call(srv, "PUT", "/user", { data: { k: 1 } }, bearer(s.access_token));
+    assert.deepEqual(JSON.parse((await me(srv, s.access_token)).text).user_metadata, { k: 1 });
+  } finally {
+    await srv.close();
+  }
 });
