@@ -357,7 +357,7 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
         default: 10_000,
         min: 0,
         doc:
-          "users whose GET /user answer each process keeps (about 1 KB each), checked against the user's profile revision on every request; 0 keeps none",
+          "users whose GET /user answer a process keeps, revision-checked (about 1 KB each); 0: none",
       }),
     },
     db: {
