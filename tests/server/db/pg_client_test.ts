@@ -29,6 +29,27 @@ async function using<T>(p: Pool, fn: (p: Pool) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Waits, on a connection of its own, until `count` backends run a statement
+ * containing `marker` (and, with `lockWait`, wait for a lock in it): the event a
+ * test needs before its next step, instead of a guess at how long that takes.
+ */
+async function untilRunning(marker: string, opts: { count?: number; lockWait?: boolean } = {}) {
+  await using(pool(1), async (watch) => {
+    for (let i = 0; i < 3000; i++) {
+      const [{ n }] = await watch.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE state = 'active' AND position($1 in query) > 0 AND pid <> pg_backend_pid()
+           AND ($2::bool IS FALSE OR wait_event_type = 'Lock')`,
+        [marker, opts.lockWait ?? false],
+      );
+      if (Number(n) >= (opts.count ?? 1)) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`no statement containing ${marker} came to run`);
+  });
+}
+
 Deno.test({
   name:
     "pg: timestamptz columns read in binary after the first execution give the text form's Dates",
@@ -196,12 +217,30 @@ Deno.test({
       held.forEach((c) => p.release(c));
       assert.ok(p.size >= 3, `three connections open, got ${p.size}`);
       // Statements issued one per turn of the event loop, each still running when the next
-      // comes: the first four share one backend, the next ones spill to another.
+      // comes (they wait for an advisory lock held elsewhere until all six are sent): the first
+      // four share one backend, the next ones spill to another.
+      const key = Math.floor(Math.random() * 2 ** 30);
       const sent: Promise<Record<string, unknown>[]>[] = [];
-      for (let i = 0; i < 6; i++) {
-        sent.push(p.query(`SELECT pg_backend_pid() AS pid FROM pg_sleep($1::float8)`, [0.2]));
-        await new Promise((r) => setTimeout(r, 5));
-      }
+      await using(pool(1), async (holder) => {
+        const h = await holder.reserve();
+        try {
+          await h.query(`SELECT pg_advisory_lock($1)`, [key]);
+          for (let i = 0; i < 6; i++) {
+            sent.push(
+              p.query(
+                `SELECT pg_backend_pid() AS pid FROM (SELECT pg_advisory_xact_lock_shared($1)) x`,
+                [key],
+              ),
+            );
+            await new Promise((r) => setTimeout(r, 0));
+          }
+          // both backends are blocked on the lock: everything was sent before any answer
+          await untilRunning("pg_advisory_xact_lock_shared", { count: 2, lockWait: true });
+          await h.query(`SELECT pg_advisory_unlock($1)`, [key]);
+        } finally {
+          holder.release(h);
+        }
+      });
       const pids = (await Promise.all(sent)).map((rows) => Number(rows[0].pid));
       assert.equal(new Set(pids.slice(0, 4)).size, 1, `first four on one backend: ${pids}`);
       assert.notEqual(pids[4], pids[0], `the fifth spilled to another backend: ${pids}`);
@@ -309,15 +348,19 @@ Deno.test({
           await tx.simple("BEGIN");
           await tx.query(`SELECT n FROM ${t} WHERE id = $1 FOR UPDATE`, [1]);
           // An autocommit update of the locked row waits for the lock...
-          const blocked = p.query(`UPDATE ${t} SET n = n + 1 WHERE id = $1 RETURNING n`, [1]);
-          await new Promise((r) => setTimeout(r, 150));
+          let blockedDone = false;
+          const blocked = p.query(`UPDATE ${t} SET n = n + 1 WHERE id = $1 RETURNING n`, [1])
+            .finally(() => blockedDone = true);
+          await untilRunning(`UPDATE ${t}`, { lockWait: true });
+          // The pool counts a connection as stalled once its oldest statement is older than
+          // stallMs (50 here) by its own clock; waiting longer than that is always enough.
+          await new Promise((r) => setTimeout(r, 60));
           // ...while the other statements still get answered meanwhile.
-          const started = performance.now();
           const quick = await Promise.all(
             Array.from({ length: 20 }, (_, i) => p.query(`SELECT $1::int AS v`, [i])),
           );
           assert.equal(quick.length, 20);
-          assert.ok(performance.now() - started < 1000, "answered while the row is locked");
+          assert.equal(blockedDone, false, "the others were answered while the row is locked");
           // the transaction's own write is invisible outside until COMMIT
           await tx.query(`UPDATE ${t} SET n = 10 WHERE id = $1`, [1]);
           assert.deepEqual(await p.query(`SELECT n FROM ${t} WHERE id = 1`), [{ n: 0 }]);
@@ -350,14 +393,15 @@ Deno.test({
       await Promise.all([p.query(`SELECT 1`), p.query(`SELECT pg_sleep(0.05)`)]);
       const pids = (await Promise.all([p.query(`SELECT pg_backend_pid() AS pid`)]))
         .flat().map((r) => r.pid);
-      const inFlight = p.query(`SELECT pg_sleep(5)`).catch((e) => e);
-      await new Promise((r) => setTimeout(r, 100));
+      const sleeper = `SELECT pg_sleep(60) AS "${freshNamespace()}"`;
+      const inFlight = p.query(sleeper).catch((e) => e);
+      await untilRunning(sleeper);
       await using(pool(1), async (admin) => {
         await admin.query(
           `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
            WHERE application_name = 'authsvc' AND pid <> pg_backend_pid() AND pid = ANY($1::int[])
-              OR query = 'SELECT pg_sleep(5)'`,
-          [pids],
+              OR query = $2`,
+          [pids, sleeper],
         );
       });
       const e = await inFlight;
@@ -388,8 +432,9 @@ Deno.test({
   ...onPg,
   fn: async () => {
     const p = pool(2);
-    const slow = p.query(`SELECT pg_sleep(0.2), 1 AS done`);
-    await new Promise((r) => setTimeout(r, 20));
+    const marker = freshNamespace();
+    const slow = p.query(`SELECT pg_sleep(0.2), 1 AS done, '${marker}' AS m`);
+    await untilRunning(marker); // in flight on the server, not only queued here
     await p.end();
     assert.deepEqual((await slow).map((r) => r.done), [1]);
     const e = await p.query(`SELECT 1`).catch((x) => x);
