@@ -73,7 +73,12 @@ export function inviteRoutes(app: Hono<AppEnv>, s: Services): void {
     const data = optObject(body, "data") ?? {};
     const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
     const { user, created } = await invitedUser(s, email, data);
-    const sent = await sendActionMail(s, user, "invite", { redirectTo });
+    // An invite that made the account confirms what the invite set; one to an account
+    // somebody else made keeps nothing of theirs (auth/confirm.ts).
+    const sent = await sendActionMail(s, user, "invite", {
+      redirectTo,
+      signup: created ? {} : undefined,
+    });
     await s.audit.record({
       action: "user_invited",
       actorId: typeof claims.sub === "string" ? claims.sub : "",

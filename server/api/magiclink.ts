@@ -40,6 +40,7 @@ export async function sendLoginMail(
   const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
   const data = optObject(body, "data") ?? {};
   let user: UserRow | null = await s.users.findByEmail(email);
+  let created = false;
   if (!user) {
     if (!createUser || s.config.disableSignup) {
       await withoutMail(s, "magiclink", email); // same limits, same time, no mail
@@ -58,6 +59,7 @@ export async function sendLoginMail(
           tx,
         )
       );
+      created = true;
       await s.audit.record({
         action: "user_signedup",
         actorId: user.id,
@@ -89,6 +91,9 @@ export async function sendLoginMail(
     redirectTo,
     flowStateId: flow?.id,
     intervalSec: s.config.smtp.linkFrequency,
+    // The mail of the sign-up this request made; an unconfirmed account someone else made
+    // gets a plain confirmation, which keeps nothing of theirs (auth/confirm.ts).
+    signup: created ? {} : undefined,
   });
   await s.audit.record({
     action: action === "magiclink" ? "user_recovery_requested" : "user_confirmation_requested",
