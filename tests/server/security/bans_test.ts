@@ -211,3 +211,30 @@ Deno.test("banned user completes an MFA verification started before the ban: no 
     await srv.close();
   }
 });
+
+Deno.test("sign-ins racing a ban: no session issued around the ban survives it", async () => {
+  const srv = await startTestServer(AUTOCONFIRM);
+  try {
+    const u = await signedUp(srv);
+    const signIns = Array.from(
+      { length: 8 },
+      () => call(srv, "POST", "/token?grant_type=password", { email: u.email, password: PW }),
+    );
+    await ban(srv, u.id);
+    const results = await Promise.all(signIns);
+    for (const r of results) {
+      if (r.status !== 200) {
+        assert.equal(r.body.error_code, "user_banned");
+        continue;
+      }
+      const refreshed = await call(srv, "POST", "/token?grant_type=refresh_token", {
+        refresh_token: r.body.refresh_token,
+      });
+      assert.equal(refreshed.status, 400, "a session issued before the ban outlived it");
+      const me = await call(srv, "GET", "/user", undefined, r.body.access_token as string);
+      assert.equal(me.status, 403);
+    }
+  } finally {
+    await srv.close();
+  }
+});

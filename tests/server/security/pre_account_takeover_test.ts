@@ -289,3 +289,25 @@ Deno.test("pre-account takeover by provider identity: an unverified copy of the 
     await smtp.close();
   }
 });
+
+Deno.test("pre-account takeover by duplicate phone sign-up: the owner's own code confirms the owner's password", async () => {
+  await withPhoneServer("twilio", { AUTHSVC_SMS_MAX_FREQUENCY: "0" }, async ({ srv, sms }) => {
+    const phone = `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
+    const squatter = authJsClient(srv.url);
+    assert.equal((await squatter.signUp({ phone, password: SQUATTER_PW })).error, null);
+    const owner = authJsClient(srv.url);
+    assert.equal((await owner.signUp({ phone, password: OWNER_PW })).error, null);
+    const ownCode = sms.lastCode(phone)!;
+    // The squatter signs up again: the owner's code keeps working.
+    assert.equal((await squatter.signUp({ phone, password: SQUATTER_PW })).error, null);
+    const v = await owner.verifyOtp({ phone, token: ownCode, type: "sms" });
+    assert.equal(v.error, null);
+
+    const signIn = (password: string) =>
+      call(srv, "POST", "/token?grant_type=password", { phone, password });
+    assert.equal((await signIn(OWNER_PW)).status, 200);
+    const r = await signIn(SQUATTER_PW);
+    assert.equal(r.status, 400);
+    assert.equal(r.body.error_code, "invalid_credentials");
+  });
+});
