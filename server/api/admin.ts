@@ -124,7 +124,7 @@ async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams
         if (plan?.reset) {
           await endUnprovenAccess(confirmDepsOf(s), u.id, plan.reset.keepProviders, tx);
         }
-        if (banning) await tx.query(`DELETE FROM ${s.db.t("sessions")} WHERE user_id = $1`, [u.id]);
+        if (banning) await s.sessions.endAll(u.id, tx);
         if (u.email && (fields.email !== undefined || fields.email_confirmed_at)) {
           await s.users.syncLocalIdentity(u, "email", tx);
         }

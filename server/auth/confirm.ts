@@ -19,8 +19,8 @@
  *   (its one-time token carries a {@link SignupClaim}), else none;
  * - keeps user_metadata only from that same sign-up (else `{}`);
  * - removes every identity but the confirmed channel's (a provider identity
- *   with an unverified copy of the address is the squatter's too) and every
- *   MFA factor;
+ *   with an unverified copy of the address is the squatter's too), the other
+ *   channel's unconfirmed address, and every MFA factor;
  * - ends every session and refresh token issued before.
  * Confirming an address of an account that already has a proven address
  * changes nothing else: its owner is already known.
@@ -132,6 +132,14 @@ export function planConfirmation(user: UserRow, how: Confirmation): Confirmation
     (how.signup ? user.raw_user_meta_data : {});
   const keepProviders = how.keepProviders ??
     (how.signup?.provider ? [how.signup.provider] : [...how.channels]);
+  // An unconfirmed address of another channel is as unproven as the password: it goes too
+  // (else its holder could confirm it next and sign in to the now proven account).
+  if (user.phone && !user.phone_confirmed_at && !keepProviders.includes("phone")) {
+    if (!how.channels.includes("phone")) fields.phone = null;
+  }
+  if (user.email && !user.email_confirmed_at && !keepProviders.includes("email")) {
+    if (!how.channels.includes("email")) fields.email = null;
+  }
   const app = { ...(user.raw_app_meta_data ?? {}) };
   app.providers = keepProviders;
   if (keepProviders.length) app.provider = keepProviders[0];

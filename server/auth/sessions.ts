@@ -94,6 +94,7 @@ export class RefreshTokenReusedError extends ApiError {
   }
 }
 
+/** Session and refresh-token service. */
 export class Sessions {
   readonly sessions: string;
   readonly refreshTokens: string;
@@ -340,6 +341,14 @@ export class Sessions {
           "Invalid Refresh Token: Refresh Token Not Found",
         );
     }
+  }
+
+  /**
+   * Ends every session of a user (their refresh tokens go with them), in `q`:
+   * a ban does it in the transaction that bans (api/admin.ts).
+   */
+  async endAll(userId: string, q: Queryable = this.db): Promise<void> {
+    await q.query(`DELETE FROM ${this.sessions} WHERE user_id = $1`, [userId]);
   }
 
   /**
