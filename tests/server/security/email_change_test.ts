@@ -100,3 +100,22 @@ Deno.test("anonymous user adds an address on an autoconfirm server: at once, and
     assert.equal(again.data.user?.new_email, next);
   });
 });
+
+Deno.test("anonymous user confirms an address by its mail (autoconfirm off): no longer anonymous", async () => {
+  await withEmail({ AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true" }, async ({ srv, smtp }) => {
+    const client = authJsClient(srv.url);
+    const anon = await client.signInAnonymously();
+    assert.equal(anon.error, null);
+    const email = address("anon2");
+    const up = await client.updateUser({ email });
+    assert.equal(up.error, null);
+    assert.equal(up.data.user?.is_anonymous, true, "not before the address is confirmed");
+    const mail = await smtp.waitForMail(email, { subject: "Confirm Email Change" });
+    const { location } = await openLink(local(srv, mail.link));
+    const f = new URLSearchParams(location!.hash.slice(1));
+    assert.equal(f.get("type"), "email_change", location!.hash);
+    const me = await call(srv, "GET", "/user", undefined, f.get("access_token")!);
+    assert.equal(me.body.email, email);
+    assert.equal(me.body.is_anonymous, false);
+  });
+});
