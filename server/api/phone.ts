@@ -18,13 +18,7 @@
  * - GET /reauthenticate for a user with a phone and no e-mail: a nonce by SMS.
  */
 import type { Hono } from "../../deps.ts";
-import {
-  confirmAddress,
-  confirmDepsOf,
-  isUnproven,
-  signupClaimOf,
-  signupTokenData,
-} from "../auth/confirm.ts";
+import { confirmAddressNow, isUnproven, signupClaimOf, signupTokenData } from "../auth/confirm.ts";
 import { parsePhone, type PhoneCodeType, SMS_CODE_KIND } from "../auth/phone.ts";
 import type { TokenSet } from "../auth/sessions.ts";
 import type { UserRow } from "../auth/users.ts";
@@ -151,13 +145,11 @@ export async function verifyByPhone(
       // The one rule of auth/confirm.ts: an unproven account keeps only what the sign-up of
       // this very code set; a code from /otp keeps no password nor session of anybody.
       const unconfirmed = user;
-      user = await s.db.transaction((tx) =>
-        confirmAddress(confirmDepsOf(s), unconfirmed, {
-          channels: ["phone"],
-          signup: signupClaimOf(row.data),
-          now,
-        }, tx)
-      );
+      user = await confirmAddressNow(s, unconfirmed, {
+        channels: ["phone"],
+        signup: signupClaimOf(row.data),
+        now,
+      });
       if (isUnproven(unconfirmed)) await s.otp.revoke(user.id, ["sms"]);
     }
   } else {

@@ -189,6 +189,19 @@ export async function confirmAddress(
 }
 
 /**
+ * {@link confirmAddress} in a transaction of its own, opened only when there
+ * is anything to write (a confirmed user's magic link writes nothing here).
+ */
+export async function confirmAddressNow(
+  s: { users: Users; db: Db },
+  user: UserRow,
+  how: Confirmation,
+): Promise<UserRow> {
+  if (!Object.keys(planConfirmation(user, how).fields).length) return user;
+  return await s.db.transaction((tx) => confirmAddress(confirmDepsOf(s), user, how, tx));
+}
+
+/**
  * Ends what anybody but the confirming person may hold on an unproven
  * account: identities of other providers, MFA factors, sessions and their
  * refresh tokens. The user row must be locked by the caller (lockProfile).

@@ -16,7 +16,7 @@
 import { ApiError, unprocessable } from "../api/errors.ts";
 import { checkPasswordStrength } from "../auth/passwords.ts";
 import { type OneTimeTokenRow, otpInvalid } from "../auth/otp.ts";
-import { confirmAddress, confirmDepsOf, isUnproven, signupClaimOf } from "../auth/confirm.ts";
+import { confirmAddressNow, isUnproven, signupClaimOf } from "../auth/confirm.ts";
 import type { UserRow } from "../auth/users.ts";
 import { normalizeEmail } from "../auth/users.ts";
 import type { Services } from "../services.ts";
@@ -127,16 +127,14 @@ export async function verifyEmailToken(
     ? await s.passwords.hash(opts.password)
     : undefined;
   const confirmed = user;
-  user = await s.db.transaction((tx) =>
-    confirmAddress(confirmDepsOf(s), confirmed, {
-      channels: ["email"],
-      signup: token.token_type === "confirmation" || token.token_type === "invite"
-        ? signupClaimOf(token.data)
-        : null,
-      password,
-      now,
-    }, tx)
-  );
+  user = await confirmAddressNow(s, confirmed, {
+    channels: ["email"],
+    signup: token.token_type === "confirmation" || token.token_type === "invite"
+      ? signupClaimOf(token.data)
+      : null,
+    password,
+    now,
+  });
   // A confirmed address ends its other pending link mails of the same purpose.
   if (
     token.token_type === "confirmation" || token.token_type === "invite" || isUnproven(confirmed)
