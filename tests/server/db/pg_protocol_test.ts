@@ -13,7 +13,6 @@ import { type ConnectOptions, parseConnectionString } from "../../../server/db/p
 import { PgConnectionError } from "../../../server/db/pg/errors.ts";
 import { Pool } from "../../../server/db/pg/pool.ts";
 import {
-  cstrings,
   dataRow,
   type FakeSession,
   header,
