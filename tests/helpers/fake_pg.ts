@@ -50,8 +50,11 @@ export class FakeSession {
     return out;
   }
 
-  /** Reads the StartupMessage, answering an SSLRequest with "N" first. */
-  async startup(): Promise<void> {
+  /**
+   * Reads the StartupMessage, answering an SSLRequest with "N" first; with `ssl` "S", answers it
+   * with "S" (TLS accepted) and throws, as this fake cannot do TLS: the caller closes.
+   */
+  async startup(ssl: "N" | "S" = "N"): Promise<void> {
     for (;;) {
       if (!(await this.#fill(4))) throw new Error("client left before its startup message");
       const len = new DataView(this.#buf.buffer).getInt32(0);
@@ -59,7 +62,8 @@ export class FakeSession {
       const body = this.#take(len).subarray(4);
       const code = new DataView(body.buffer, body.byteOffset).getInt32(0);
       if (code === 80877103) { // SSLRequest
-        await this.conn.write(enc.encode("N"));
+        await this.conn.write(enc.encode(ssl));
+        if (ssl === "S") throw new Error("the client starts TLS");
         continue;
       }
       const parts = dec.decode(body.subarray(4)).split("\0");

@@ -194,6 +194,7 @@ export class Connection {
     if (opts.ssl === "allow" || opts.ssl === "prefer") {
       const tlsFirst = opts.ssl === "prefer";
       const used = { tls: false };
+      let first: unknown;
       try {
         return await Connection.#attempt(opts, tlsFirst, signal, used);
       } catch (e) {
@@ -203,8 +204,16 @@ export class Connection {
         const retry = tlsFirst === used.tls &&
           (e instanceof PgError || (e instanceof PgConnectionError && e.code === "TLS_FAILED"));
         if (!retry || signal.aborted) throw e;
+        first = e;
       }
-      return await Connection.#attempt(opts, !tlsFirst, signal);
+      try {
+        return await Connection.#attempt(opts, !tlsFirst, signal);
+      } catch (e) {
+        // The error that explains: prefer's server refusal over TLS (a wrong password) rather
+        // than the clear retry's; allow's refusal in clear when the server has no TLS at all.
+        const tlsError = e instanceof PgConnectionError && e.code.startsWith("TLS_");
+        throw (tlsFirst && first instanceof PgError) || (!tlsFirst && tlsError) ? first : e;
+      }
     }
     return await Connection.#attempt(opts, true, signal);
   }
@@ -229,7 +238,7 @@ export class Connection {
       let state: TlsState = "none";
       if (tls) {
         used.tls = true;
-        const secured = await negotiateTls(conn as Deno.TcpConn, opts);
+        const secured = await negotiateTls(conn as Deno.TcpConn, opts, (tls) => conn = tls);
         conn = secured.conn;
         state = secured.state;
         used.tls = state !== "none";
@@ -890,6 +899,7 @@ async function dial(opts: ConnectOptions, signal: AbortSignal): Promise<Deno.Con
 async function negotiateTls(
   conn: Deno.TcpConn,
   opts: ConnectOptions,
+  hold: (tls: Socket) => void,
 ): Promise<{ conn: Socket; state: TlsState }> {
   const w = new wire.Writer();
   wire.sslRequest(w);
@@ -931,6 +941,10 @@ async function negotiateTls(
       // verify-ca (and require/prefer/allow with sslrootcert): the chain, not the name
       unsafelyDisableHostnameVerification: opts.ssl !== "verify-full",
     });
+    // From here on a timeout closes the TLS connection, which cancels the handshake. (Deno
+    // 2.9 then leaves the socket itself open until the server gives up, e.g. PostgreSQL's
+    // authentication_timeout, 60 s by default; node:tls below closes it at once.)
+    hold(tls);
     await tls.handshake();
     return { conn: tls, state: "verified" };
   } catch (e) {

@@ -13,6 +13,7 @@ import { type ConnectOptions, parseConnectionString } from "../../../server/db/p
 import { PgConnectionError } from "../../../server/db/pg/errors.ts";
 import { Pool } from "../../../server/db/pg/pool.ts";
 import {
+  cstrings,
   dataRow,
   type FakeSession,
   header,
@@ -28,10 +29,9 @@ const enc = new TextEncoder();
 const noEnv = () => undefined;
 
 function options(port: number, query = "", host = "127.0.0.1"): ConnectOptions {
-  return parseConnectionString(
-    `postgres://u:pw@${host}:${port}/db?sslmode=disable${query ? `&${query}` : ""}`,
-    noEnv,
-  );
+  // in clear unless the test names an sslmode (the fake answers "N" to TLS anyway)
+  const q = /sslmode=/.test(query) ? query : `sslmode=disable${query ? `&${query}` : ""}`;
+  return parseConnectionString(`postgres://u:pw@${host}:${port}/db?${q}`, noEnv);
 }
 
 /** Opens a connection to `port`, runs one query, closes; returns the rows or the error. */
@@ -216,6 +216,51 @@ Deno.test("pg auth: SCRAM asked for when require_auth names only md5 is refused 
     );
     assert.equal(passwords(sessions[0]).length, 0);
   }));
+
+Deno.test("pg TLS: prefer uses the clear connection when the TLS handshake fails, require does not", async () => {
+  const fake = startFakePg(async (s, n) => {
+    try {
+      await s.startup(n % 2 === 0 ? "S" : "N"); // every other connection: a TLS that breaks
+    } catch {
+      s.conn.close(); // the handshake fails
+      return;
+    }
+    await s.send(s.auth(0));
+    await s.ready();
+    await s.serveQueries();
+  });
+  try {
+    assert.deepEqual(await tryQuery(options(fake.port, "sslmode=prefer")), [{ v: "ok" }]);
+    assert.equal(fake.sessions.length, 2, "one TLS attempt, then one in clear");
+    connectionError(
+      await tryQuery(options(fake.port, "sslmode=require")),
+      "TLS_FAILED",
+      /TLS with PostgreSQL at 127\.0\.0\.1:\d+ failed \(sslmode=require\)/,
+    );
+    assert.equal(fake.sessions.length, 3, "require does not try again in clear");
+  } finally {
+    await fake.close();
+  }
+});
+
+Deno.test("pg TLS: allow tries TLS after a refusal in clear, and reports that refusal when the server has no TLS", async () => {
+  const fake = startFakePg(async (s) => {
+    await s.startup();
+    await s.send(
+      message(
+        "E",
+        cstrings("SFATAL", "VFATAL", "C28000", "Mno pg_hba.conf entry (no encryption)", ""),
+      ),
+    );
+  });
+  try {
+    const e = await tryQuery(options(fake.port, "sslmode=allow"));
+    connectionError(e, "CONNECTION_REFUSED", /no pg_hba\.conf entry \(no encryption\)/);
+    assert.equal(fake.sessions.length, 2, "in clear, then TLS (declined by the server)");
+  } finally {
+    await fake.close();
+  }
+});
 
 /** Bad frames, each sent as the answer to "SELECT bad" (after what comes first). */
 const BAD_FRAMES: [string, Uint8Array[], RegExp][] = [
