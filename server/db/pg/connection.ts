@@ -964,14 +964,12 @@ async function negotiateTls(
  * written through this adapter; verified connections stay on Deno's TLS.
  */
 async function startUnverifiedTls(conn: Deno.TcpConn, host: string): Promise<Socket> {
-  let buf = new Uint8Array(64 * 1024);
+  const buf = new Uint8Array(64 * 1024);
   const transport = new Duplex({
     read() {
       conn.read(buf).then((n) => {
-        if (n === null) return this.push(null);
-        const chunk = buf.subarray(0, n);
-        buf = new Uint8Array(64 * 1024);
-        this.push(chunk);
+        if (n === null) this.push(null);
+        else this.push(buf.slice(0, n)); // a copy of what came, the buffer is read into again
       }, (e) => this.destroy(e));
     },
     write(chunk: Uint8Array, _encoding, done) {
