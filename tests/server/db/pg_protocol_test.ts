@@ -23,6 +23,11 @@ import {
   startFakePg,
 } from "../../helpers/fake_pg.ts";
 import { startLateProxy } from "../../helpers/fault_proxy.ts";
+import { BASE_ENV, freshNamespace } from "../../helpers/server.ts";
+import { dropNamespaceObjects } from "../../helpers/bench_process.ts";
+import { createApp } from "../../../server/app.ts";
+import { readConfig } from "../../../server/config.ts";
+import { Logger } from "../../../server/observe/log.ts";
 
 const PG_URL = Deno.env.get("DATABASE_URL") ?? "";
 const enc = new TextEncoder();
@@ -501,4 +506,56 @@ Deno.test("pg options: sslrootcert=system means verify-full; require_auth is che
     () => parseConnectionString("postgres://h/db", (n) => n === "PGSSLMODE" ? "on" : undefined),
     /sslmode must be one of/,
   );
+});
+
+// The machine's own name, when it reaches the test PostgreSQL (it names this machine, but the
+// client cannot know that: for it, another host).
+const OWN_NAME_REACHES_PG = PG_URL
+  ? await (async () => {
+    const { port } = parseConnectionString(PG_URL);
+    try {
+      (await Deno.connect({ hostname: Deno.hostname(), port })).close();
+      return Deno.hostname() !== "localhost";
+    } catch {
+      return false;
+    }
+  })()
+  : false;
+
+Deno.test({
+  name:
+    "server: a DATABASE_URL whose password would travel in clear to another host is logged as a warning",
+  ignore: !OWN_NAME_REACHES_PG,
+  fn: async () => {
+    const target = parseConnectionString(PG_URL);
+    const host = Deno.hostname();
+    const ns = freshNamespace();
+    const { config } = readConfig({
+      ...BASE_ENV,
+      AUTHSVC_DB_NAMESPACE: ns,
+      DATABASE_URL:
+        `postgres://${target.user}:not-asked-pw@${host}:${target.port}/${target.database}`,
+    });
+    const logs: string[] = [];
+    const app = await createApp(config, { log: new Logger("info", (l) => logs.push(l)) });
+    try {
+      const res = await app.fetch(new Request("http://x/health"));
+      await res.body?.cancel();
+      assert.equal(res.status, 200);
+      const warnings = logs.map((l) => JSON.parse(l)).filter((l) =>
+        l.level === "warn" && /not encrypted/.test(l.msg)
+      );
+      assert.equal(warnings.length, 1, logs.join("\n"));
+      assert.match(
+        warnings[0].msg,
+        new RegExp(`PostgreSQL at ${host}:${target.port} is not encrypted \\(sslmode=prefer\\)`),
+      );
+      assert.doesNotMatch(JSON.stringify(warnings[0]), /not-asked-pw/);
+    } finally {
+      const admin = new Pool(parseConnectionString(PG_URL), { max: 1 });
+      await dropNamespaceObjects((text, params) => admin.query(text, params), ns).catch(() => {});
+      await admin.end();
+      await app.close();
+    }
+  },
 });
