@@ -928,8 +928,9 @@ async function negotiateTls(
       try {
         caCerts = [await Deno.readTextFile(opts.sslRootCert)];
       } catch (e) {
+        // Not TLS_FAILED: prefer must not go on in clear over a mistyped path.
         throw new PgConnectionError(
-          "TLS_FAILED",
+          "SSLROOTCERT_UNREADABLE",
           `cannot read sslrootcert ${opts.sslRootCert}: ${message(e)}`,
           { cause: e },
         );

@@ -225,7 +225,7 @@ Deno.test("pg auth: SCRAM asked for when require_auth names only md5 is refused 
 Deno.test("pg TLS: prefer uses the clear connection when the TLS handshake fails, require does not", async () => {
   const fake = startFakePg(async (s, n) => {
     try {
-      await s.startup(n % 2 === 0 ? "S" : "N"); // every other connection: a TLS that breaks
+      await s.startup(n === 1 ? "N" : "S"); // all but the second: a TLS that breaks
     } catch {
       s.conn.close(); // the handshake fails
       return;
@@ -243,6 +243,13 @@ Deno.test("pg TLS: prefer uses the clear connection when the TLS handshake fails
       /TLS with PostgreSQL at 127\.0\.0\.1:\d+ failed \(sslmode=require\)/,
     );
     assert.equal(fake.sessions.length, 3, "require does not try again in clear");
+    // an unreadable sslrootcert is an error, not a reason to go on in clear
+    connectionError(
+      await tryQuery(options(fake.port, "sslmode=prefer&sslrootcert=/nonexistent/ca.pem")),
+      "SSLROOTCERT_UNREADABLE",
+      /cannot read sslrootcert \/nonexistent\/ca\.pem/,
+    );
+    assert.equal(fake.sessions.length, 4, "no attempt in clear after it");
   } finally {
     await fake.close();
   }
