@@ -92,7 +92,7 @@ export async function openDb(opts: {
 }): Promise<Db> {
   if (opts.url) {
     const { openPostgres } = await import("./postgres.ts");
-    return openPostgres(opts.url, opts.maxPoolSize, opts.prefix, opts.warn);
+    return openPostgres(opts.url, opts.maxPoolSize, opts.prefix, { warn: opts.warn });
   }
   const { openPglite } = await import("./pglite.ts");
   return await openPglite(opts.dataDir, opts.prefix);

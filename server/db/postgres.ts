@@ -41,10 +41,10 @@ export function openPostgres(
   url: string,
   maxPoolSize: number,
   prefix: string,
-  warn?: (message: string) => void,
+  options: { warn?: (message: string) => void } = {},
 ): Db {
   const connect = parseConnectionString(url);
-  if (warn) connect.warn = warn;
+  if (options.warn) connect.warn = options.warn;
   const pool = new Pool(connect, {
     max: maxPoolSize > 0 ? maxPoolSize : UNLIMITED_POOL_SIZE,
   });
