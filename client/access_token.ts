@@ -280,7 +280,8 @@ export class AccessToken {
   request(verb: Verb, path: string, opts: RequestOptions = {}): Promise<OAuthResponse> {
     const o: RequestOptions = { ...opts };
     const name = this.options.param_name;
-    switch (this.placement(verb)) {
+    const placement = this.placement(verb);
+    switch (placement) {
       case "header":
         o.headers = { ...opts.headers, ...this.headers() };
         break;
@@ -299,7 +300,14 @@ export class AccessToken {
         }
         break;
     }
-    return internalRequest(this.client, verb, path, o, [this.token, this.refreshToken]);
+    return internalRequest(
+      this.client,
+      verb,
+      path,
+      o,
+      [this.token, this.refreshToken],
+      placement === "body",
+    );
   }
 
   /** GET with the token. */

@@ -19,12 +19,27 @@ import { Password } from "./strategy/password.ts";
 import { ClientCredentials } from "./strategy/client_credentials.ts";
 import { Assertion } from "./strategy/assertion.ts";
 import { buildToken, encodeBody, redactOptions, tokenSecrets } from "./client_helpers.ts";
-import { validateClientArguments } from "./validate_options.ts";
+import { checkHeaderNames, validateClientArguments } from "./validate_options.ts";
 
 const VERBS = new Set(["get", "post", "put", "patch", "delete", "head", "options"]);
 /** The HTTP method of each verb as the library spells it (no case conversion per request). */
 const METHODS = new Map([...VERBS].map((v) => [v, v.toUpperCase()]));
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Headers that are credentials whatever the caller says (never sent to another origin). */
+const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie", "dpop"];
+
+/** Whether `text` holds one of `secrets`, as is or form/URL-encoded. */
+function holdsSecret(text: string, secrets: readonly (string | undefined)[]): boolean {
+  for (const s of secrets) {
+    if (!s) continue;
+    if (text.includes(s)) return true;
+    const encoded = encodeURIComponent(s);
+    if (encoded !== s && (text.includes(encoded) || text.includes(encoded.replace(/%20/g, "+")))) {
+      return true;
+    }
+  }
+  return false;
+}
 function isEmpty(record: Record<string, string>): boolean {
   for (const _ in record) return false;
   return true;
@@ -125,7 +140,14 @@ export class Client {
     this.debug = options.debug ?? debugFromEnvironment();
     this.#connection = new Connection(conn, this.logger);
     options.connectionBuild?.(this.#connection);
-    registerRequester(this, (verb, url, opts, secrets) => this.#request(verb, url, opts, secrets));
+    registerRequester(
+      this,
+      (verb, url, opts, secrets, bodyCredential) =>
+        this.#request(verb, url, opts, secrets, false, bodyCredential),
+    );
+    if (options.credentialHeaders) {
+      for (const h of options.credentialHeaders) this.#credentialHeaders.add(h.toLowerCase());
+    }
   }
 
   /** The client secret. */
@@ -167,8 +189,13 @@ export class Client {
 
   /**
    * Sends a request: relative URLs resolve against `site`, redirects are
-   * followed up to `maxRedirects` (302/303 become GET; a redirect to another
-   * origin drops the Authorization header).
+   * followed up to `maxRedirects` (302/303 become GET; past the limit the
+   * redirect response is returned; one without `Location` is an `OAuthError`).
+   * Credentials never follow a redirect to another origin: credential headers
+   * (`Authorization`, `Proxy-Authorization`, `Cookie`, `DPoP` and those in
+   * `credentialHeaders`) are removed, and a credential in a body the redirect
+   * would resend, or in the new location's query, makes it an `OAuthError`
+   * `cross_origin_redirect`.
    *
    * @throws {TypeError} for a bad verb, URL or options
    * @throws {OAuthError} for status 400 or above when errors are raised
@@ -179,6 +206,62 @@ export class Client {
   }
 
   #secretOnly?: readonly (string | undefined)[];
+  #credentialHeaders = new Set(CREDENTIAL_HEADERS);
+
+  /** Whether `headers` hold a header marked as a credential beyond those fetch drops itself. */
+  #hasMarkedHeader(headers: Record<string, string>, opts: RequestOptions): boolean {
+    for (const k in headers) {
+      if (k !== "authorization" && this.#isCredentialHeader(k, opts)) return true;
+    }
+    return false;
+  }
+
+  #isCredentialHeader(name: string, opts: RequestOptions): boolean {
+    if (this.#credentialHeaders.has(name)) return true;
+    const marked = opts.credentialHeaders;
+    if (!marked) return false;
+    for (const m of marked) if (m.toLowerCase() === name) return true;
+    return false;
+  }
+
+  /**
+   * The cross-origin rule: credentials never follow a redirect to another
+   * origin. Credential headers are removed (the request stays meaningful
+   * without them, as `fetch` does for Authorization); a credential that
+   * cannot be removed (in a body that the redirect would resend, or in the
+   * query of the new location) makes the redirect an `OAuthError`
+   * `cross_origin_redirect`, and nothing is sent there.
+   */
+  #crossOrigin(
+    response: globalThis.Response,
+    text: string,
+    next: URL,
+    method: string,
+    body: BodyInit | undefined,
+    credentialBody: boolean,
+    headers: Record<string, string>,
+    opts: RequestOptions,
+    secrets: readonly (string | undefined)[],
+  ): void {
+    const resent = body !== undefined && method !== "GET" && method !== "HEAD";
+    let where: string | undefined;
+    if (resent && (credentialBody || (typeof body === "string" && holdsSecret(body, secrets)))) {
+      where = "would resend the request body (which carries a credential) there";
+    } else if (next.search && holdsSecret(next.search, secrets)) {
+      where = "with a credential in the query of the new location";
+    }
+    if (where) {
+      throw new OAuthError(new OAuthResponse(response, text), {
+        code: "cross_origin_redirect",
+        description: `the endpoint redirected to another origin (${next.origin}) ` +
+          `with status ${response.status}, which ${where}`,
+        secrets,
+      });
+    }
+    for (const k in headers) {
+      if (this.#isCredentialHeader(k, opts)) delete headers[k];
+    }
+  }
 
   /** Secrets this client knows, for redaction of errors and logs. */
   #secrets(extra: readonly (string | undefined)[]): readonly (string | undefined)[] {
@@ -192,6 +275,7 @@ export class Client {
     opts: RequestOptions,
     extraSecrets: readonly (string | undefined)[],
     tokenEndpoint = false,
+    bodyCredential = false,
   ): Promise<OAuthResponse> {
     let method = METHODS.get(verb);
     if (method === undefined && typeof verb === "string" && VERBS.has(verb.toLowerCase())) {
@@ -208,6 +292,7 @@ export class Client {
     if (!opts || typeof opts !== "object" || Array.isArray(opts)) {
       throw new TypeError(`request: "opts" must be an object, got ${typeName(opts)}`);
     }
+    checkHeaderNames(opts.credentialHeaders, `request: "credentialHeaders"`);
     const secrets = this.#secrets(extraSecrets);
     let target: string;
     if (opts.params && Object.keys(opts.params).length > 0) {
@@ -230,6 +315,8 @@ export class Client {
     let body: BodyInit | undefined = encodeBody(opts.body, headers);
     let current = target;
     let redirectsLeft = this.options.maxRedirects;
+    // Where credentials travel, for the cross-origin rule (see #crossOrigin).
+    const credentialBody = tokenEndpoint || bodyCredential;
     while (true) {
       if (this.debug) logRequest(this.logger, method, current, headers, body, secrets);
       const { response, body: text } = await this.#connection.send(
@@ -238,7 +325,11 @@ export class Client {
           method,
           headers,
           body: method === "GET" || method === "HEAD" ? undefined : body,
-          redirect: MANUAL_REDIRECTS ? "manual" : "follow",
+          redirect: MANUAL_REDIRECTS
+            ? "manual"
+            : credentialBody || this.#hasMarkedHeader(headers, opts)
+            ? "error" // the runtime follows redirects itself and would resend these
+            : "follow",
         },
         secrets,
         opts.signal,
@@ -246,13 +337,14 @@ export class Client {
       if (this.debug) {
         logResponse(this.logger, response.status, current, response.headers, text, secrets);
       }
-      // Only a redirect status needs the Location header (reading headers is not free).
-      const location = REDIRECTS.has(response.status) ? response.headers.get("location") : null;
-      if (location) {
-        if (redirectsLeft <= 0) {
+      if (REDIRECTS.has(response.status)) {
+        // Past maxRedirects the redirect itself is the answer (as the gem does).
+        if (redirectsLeft <= 0) return new OAuthResponse(response, text);
+        const location = response.headers.get("location");
+        if (!location) {
           throw new OAuthError(new OAuthResponse(response, text), {
-            code: "too_many_redirects",
-            description: `more than ${this.options.maxRedirects} redirects (maxRedirects)`,
+            code: "redirect_without_location",
+            description: `Got ${response.status} status code, but no Location header was present`,
             secrets,
           });
         }
@@ -265,17 +357,17 @@ export class Client {
           delete headers["content-type"];
         }
         if (next.origin !== from.origin) {
-          // A token or revocation request's body holds the grant and maybe the client
-          // secret: it is never resent to another origin (a 307/308 would resend it).
-          if (tokenEndpoint && body !== undefined && method !== "GET" && method !== "HEAD") {
-            throw new OAuthError(new OAuthResponse(response, text), {
-              code: "cross_origin_redirect",
-              description: `the endpoint redirected to another origin (${next.origin}) ` +
-                `with status ${response.status}, which would resend the request body there`,
-              secrets,
-            });
-          }
-          delete headers.authorization;
+          this.#crossOrigin(
+            response,
+            text,
+            next,
+            method,
+            body,
+            credentialBody,
+            headers,
+            opts,
+            secrets,
+          );
         }
         current = next.href;
         continue;

@@ -90,6 +90,12 @@ export interface ClientOptions {
   connectionBuild?: (builder: ConnectionBuilder) => void;
   /** Log requests and responses; default: `OAUTH_DEBUG=true` in the environment. */
   debug?: boolean;
+  /**
+   * More header names that are credentials (e.g. `["X-Api-Key"]`): like
+   * `Authorization`, `Proxy-Authorization`, `Cookie` and `DPoP`, they are
+   * removed when a redirect leads to another origin.
+   */
+  credentialHeaders?: string[];
 }
 
 /**
@@ -121,6 +127,8 @@ export interface RequestOptions {
   snakyHashClass?: typeof SnakyHash;
   /** Aborts the request. */
   signal?: AbortSignal;
+  /** Header names of this request that are credentials (removed on a cross-origin redirect). */
+  credentialHeaders?: string[];
 }
 
 /**
