@@ -155,8 +155,16 @@ export class Client {
     return this.#secret;
   }
 
-  /** The authorization endpoint with `params` in its query. */
+  /**
+   * The authorization endpoint with `params` in its query, and `redirect_uri`
+   * when the client has a `redirectUri` (as the gem adds it; a `redirect_uri`
+   * in `params` wins).
+   */
   authorizeUrl(params?: Record<string, unknown>): string {
+    const redirectUri = this.options.redirectUri;
+    if (redirectUri && (!params || params.redirect_uri === undefined)) {
+      params = { ...params, redirect_uri: redirectUri };
+    }
     return this.#endpoint(this.options.authorizeUrl, "authorizeUrl", params);
   }
 

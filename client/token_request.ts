@@ -109,15 +109,16 @@ export function tokenRequest(
   const extra = params.headers;
   if (extra) { for (const k in extra) headers[k.toLowerCase()] = extra[k]; }
   switch (client.options.authScheme) {
+    // The caller's credentials win over the client's (as in the gem's Authenticator).
     case "basic_auth":
-      headers.authorization = clientBasic(client);
+      if (!("authorization" in headers)) headers.authorization = clientBasic(client);
       break;
     case "request_body":
-      form.client_id = client.id;
-      form.client_secret = client.secret;
+      if (!("client_id" in form)) form.client_id = client.id;
+      if (!("client_secret" in form)) form.client_secret = client.secret;
       break;
     case "tls_client_auth":
-      form.client_id = client.id;
+      if (!("client_id" in form)) form.client_id = client.id;
       break;
     case "private_key_jwt":
       form.client_id = client.id;
