@@ -46,6 +46,8 @@ export {
   OAuthResponse,
   type Parsed,
   type ParseMode,
+  type ParseOption,
+  type Parser,
   type ResponseOptions,
 } from "./client/response.ts";
 export {

@@ -1,7 +1,7 @@
 /** Option types of `Client` and its requests. @module */
 import type { ConnectionBuilder, ConnectionOptions } from "./connection.ts";
 import type { Logger } from "./logger.ts";
-import type { ParseMode } from "./response.ts";
+import type { ParseOption } from "./response.ts";
 import type { SnakyHash } from "./snaky_hash.ts";
 import type { Jwk } from "./jwt.ts";
 
@@ -122,7 +122,7 @@ export interface RequestOptions {
   /** snake_case keys in `parsed`; default true. */
   snaky?: boolean;
   /** How to parse the body; default `"automatic"`. */
-  parse?: ParseMode;
+  parse?: ParseOption;
   /** Class for the parsed hash. */
   snakyHashClass?: typeof SnakyHash;
   /** Aborts the request. */
@@ -157,7 +157,7 @@ export interface TokenParams {
   /** Class for the parsed response. */
   snakyHashClass?: typeof SnakyHash;
   /** How to parse the body; default `"automatic"`. */
-  parse?: ParseMode;
+  parse?: ParseOption;
   /** Aborts the request. */
   signal?: AbortSignal;
   /** Any wire parameter (`grant_type`, `resource`, `scope`, `audience` ...). */

@@ -146,7 +146,7 @@ function sendForm(
   if (params.snakyHashClass) {
     options.snakyHashClass = params.snakyHashClass as RequestOptions["snakyHashClass"];
   }
-  if (params.parse) options.parse = params.parse as RequestOptions["parse"];
+  if (params.parse !== undefined) options.parse = params.parse as RequestOptions["parse"];
   if (params.signal) options.signal = params.signal as AbortSignal;
   if (method === "get" || method === "post_with_query_string") {
     options.params = form as RequestOptions["params"];
