@@ -6,7 +6,8 @@
 import type { Client } from "./client.ts";
 import { config, typeName } from "./config.ts";
 import { redact } from "./redact.ts";
-import type { OAuthResponse } from "./response.ts";
+import { OAuthResponse } from "./response.ts";
+import { OAuthError } from "./error.ts";
 import type { RequestOptions, TokenParams, Verb } from "./options.ts";
 import { snakeCase, SnakyHash } from "./snaky_hash.ts";
 import { internalRequest } from "./internal.ts";
@@ -31,6 +32,19 @@ export type { AccessTokenOptions, TokenMode, TokenPlacement, TokenTransmission }
  * symbol key would change (a measurable cost on every token response).
  */
 let tokenKeyOfNextHash: string | undefined;
+
+/** Set by `buildToken`, which checks a token response for a token itself (with the real response). */
+let noTokenCheckedByCaller = false;
+
+/** Runs `build` with the constructor's no-token check left to the caller. */
+export function withoutNoTokenCheck<T>(build: () => T): T {
+  noTokenCheckedByCaller = true;
+  try {
+    return build();
+  } finally {
+    noTokenCheckedByCaller = false;
+  }
+}
 
 /**
  * An access token bound to a client.
@@ -78,6 +92,8 @@ export class AccessToken {
   constructor(client: Client, token: string, opts: AccessTokenOptions = {}) {
     const skip = tokenKeyOfNextHash; // first, so that no throw below leaves it set
     tokenKeyOfNextHash = undefined;
+    const checkNoToken = !noTokenCheckedByCaller;
+    noTokenCheckedByCaller = false;
     if (!client || typeof client !== "object" || typeof client.getToken !== "function") {
       throw new TypeError(`AccessToken: "client" must be a Client, got ${typeName(client)}`);
     }
@@ -129,6 +145,22 @@ export class AccessToken {
     }
     if (refresh_token !== undefined && refresh_token !== null && refresh_token !== "") {
       this.refreshToken = String(refresh_token);
+    }
+    if (checkNoToken && !token && !this.refreshToken) {
+      // As the gem: no token and no refresh token is an error when the client raises errors.
+      if (client.options.raiseErrors) {
+        const description = `AccessToken has no token; options are: ${
+          Object.keys(source).join(", ") || "(none)"
+        }`;
+        const body = JSON.stringify({ error: "no_token", error_description: description });
+        throw new OAuthError(
+          new OAuthResponse(
+            new Response(body, { headers: { "content-type": "application/json" } }),
+            body,
+          ),
+        );
+      }
+      if (!config.silenceNoTokensWarning) client.logger.warn("AccessToken has no token");
     }
     this.expiresIn = toInteger(expires_in ?? expires);
     this.expiresLatency = toInteger(expires_latency);
@@ -289,6 +321,12 @@ export class AccessToken {
         o.params = { ...opts.params, [name]: this.token };
         break;
       case "body":
+        if (verb === "get" || verb === "head") {
+          // fetch sends no body with GET/HEAD: the token would silently be left out
+          throw new TypeError(
+            `"mode" body cannot carry the token on ${verb.toUpperCase()}; use header or query`,
+          );
+        }
         if (typeof opts.body === "string") {
           o.body = `${opts.body}${opts.body ? "&" : ""}${new URLSearchParams({
             [name]: this.token,
