@@ -4,14 +4,15 @@
  * @module
  */
 import type { AccessToken, AccessTokenOptions } from "./access_token.ts";
-import { config, debugFromEnvironment, typeName } from "./config.ts";
+import { debugFromEnvironment, typeName } from "./config.ts";
 import { Connection } from "./connection.ts";
 import { OAuthError } from "./error.ts";
 import { registerRequester } from "./internal.ts";
 import { type Logger, logRequest, logResponse } from "./logger.ts";
 import type { AuthScheme, ClientOptions, RequestOptions, TokenParams, Verb } from "./options.ts";
 import { OAuthResponse, type ResponseOptions } from "./response.ts";
-import { appendParams, resolveUrl, withQuery } from "./url.ts";
+import { appendParams, resolveUrl, spacesAsPercent20, withQuery } from "./url.ts";
+import { currentFilter, type RedactionFilter } from "./redact.ts";
 import { tokenRequest } from "./token_request.ts";
 import { AuthCode } from "./strategy/auth_code.ts";
 import { Implicit } from "./strategy/implicit.ts";
@@ -214,6 +215,8 @@ export class Client {
   }
 
   #secretOnly?: readonly (string | undefined)[];
+  /** The filtered label and keys when the client was made (the gem keeps them too). */
+  #filter: RedactionFilter = currentFilter();
   #credentialHeaders = new Set(CREDENTIAL_HEADERS);
 
   /** Whether `headers` hold a header marked as a credential beyond those fetch drops itself. */
@@ -306,6 +309,7 @@ export class Client {
     if (opts.params && Object.keys(opts.params).length > 0) {
       const withParams = this.#resolve(url, "url");
       appendParams(withParams.searchParams, opts.params);
+      spacesAsPercent20(withParams);
       target = withParams.href;
     } else {
       target = this.#resolved.get(url) ?? this.#resolve(url, "url").href;
@@ -326,7 +330,9 @@ export class Client {
     // Where credentials travel, for the cross-origin rule (see #crossOrigin).
     const credentialBody = tokenEndpoint || bodyCredential;
     while (true) {
-      if (this.debug) logRequest(this.logger, method, current, headers, body, secrets);
+      if (this.debug) {
+        logRequest(this.logger, method, current, headers, body, secrets, this.#filter);
+      }
       const { response, body: text } = await this.#connection.send(
         current,
         {
@@ -343,7 +349,8 @@ export class Client {
         opts.signal,
       );
       if (this.debug) {
-        logResponse(this.logger, response.status, current, response.headers, text, secrets);
+        const h = response.headers;
+        logResponse(this.logger, response.status, current, h, text, secrets, this.#filter);
       }
       if (REDIRECTS.has(response.status)) {
         // Past maxRedirects the redirect itself is the answer (as the gem does).
@@ -484,7 +491,7 @@ export class Client {
   #redacted(): Record<string, unknown> {
     return {
       id: this.id,
-      secret: this.#secret ? config.filteredLabel : "",
+      secret: this.#secret ? this.#filter.label : "",
       site: this.site,
       options: redactOptions(this.options),
     };

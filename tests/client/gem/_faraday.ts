@@ -67,6 +67,7 @@ export class Stubs {
   fetch: typeof fetch = async (input, init) => {
     const request = input instanceof Request ? input : new Request(input, init);
     const url = new URL(request.url);
+    url.hash = ""; // a fragment never reaches a server
     const body = await request.text();
     const env: Env = {
       method: request.method,
