@@ -68,9 +68,11 @@ export class AccessToken {
   /** The refresh token, when the provider sent one. */
   refreshToken?: string;
   /** Seconds until expiry as the provider sent them. */
-  readonly expiresIn?: number;
+  expiresIn?: number;
   /** Expiry in epoch seconds (already reduced by `expiresLatency`). */
-  readonly expiresAt?: number;
+  expiresAt?: number;
+  /** The validated claims of the ID token, set by an `idTokenVerifier()` (`@authsvc/oauth2/oidc`). */
+  idTokenClaims?: Record<string, unknown>;
   /** Seconds taken off the expiry. */
   readonly expiresLatency?: number;
   /** The other fields of the token response (`token_type`, `scope`, `id_token` ...). */
@@ -308,8 +310,46 @@ export class AccessToken {
     return placement;
   }
 
-  /** Makes a request with the token (relative paths resolve against the client's site). */
+  /**
+   * Makes a request with the token (relative paths resolve against the
+   * client's site). With the client's `autoRefresh`, an expired token with a
+   * refresh token is first refreshed in place (see {@linkcode AccessToken.renew}).
+   */
   request(verb: Verb, path: string, opts: RequestOptions = {}): Promise<OAuthResponse> {
+    if (this.client.options.autoRefresh && this.refreshToken && this.expired()) {
+      return this.renew().then(() => this.#send(verb, path, opts));
+    }
+    return this.#send(verb, path, opts);
+  }
+
+  #renewing?: Promise<this>;
+
+  /**
+   * Refreshes this token in place: one refresh request however many callers
+   * wait on it; then `token`, `refreshToken`, the expiry, `params`,
+   * `response` and `idTokenClaims` are the new ones and the client's
+   * `onRefresh` is called once with this token.
+   *
+   * @throws {OAuthError} when the provider refuses the refresh token
+   */
+  renew(): Promise<this> {
+    return this.#renewing ??= this.refresh().then(async (fresh) => {
+      this.token = fresh.token;
+      this.refreshToken = fresh.refreshToken;
+      this.expiresIn = fresh.expiresIn;
+      this.expiresAt = fresh.expiresAt;
+      for (const k of Object.keys(this.params)) delete this.params[k];
+      Object.assign(this.params, fresh.params);
+      this.response = fresh.response;
+      this.idTokenClaims = fresh.idTokenClaims;
+      await this.client.options.onRefresh?.(this);
+      return this;
+    }).finally(() => {
+      this.#renewing = undefined;
+    });
+  }
+
+  #send(verb: Verb, path: string, opts: RequestOptions): Promise<OAuthResponse> {
     const o: RequestOptions = { ...opts };
     const name = this.options.param_name;
     const placement = this.placement(verb);

@@ -428,7 +428,84 @@ export class Client {
         return this.#request(v, u, o, secrets, true);
       },
     );
-    return buildToken(this, response, accessTokenOpts, this.#secrets(secrets));
+    const token = buildToken(this, response, accessTokenOpts, this.#secrets(secrets));
+    if (this.options.verifyToken) {
+      await this.options.verifyToken(token, { client: this, params, response });
+    }
+    return token;
+  }
+
+  /**
+   * Builds a client from the provider's metadata: OpenID Connect discovery
+   * (`<issuer>/.well-known/openid-configuration`), else RFC 8414
+   * (`/.well-known/oauth-authorization-server<issuer path>`). The metadata's
+   * `issuer` must equal `issuer`; the endpoints fill `authorizeUrl`,
+   * `tokenUrl`, `revokeUrl`, `issuer`, `jwksUri`, `userinfoUrl`,
+   * `introspectionUrl`, `parUrl` and `deviceAuthorizationUrl` (options given
+   * in `options` win).
+   *
+   * @throws {OAuthError} when no metadata is found or its issuer differs (`invalid_issuer`)
+   */
+  static async discover(
+    issuer: string,
+    id: string,
+    secret: string,
+    options: ClientOptions = {},
+  ): Promise<Client> {
+    if (typeof issuer !== "string") {
+      throw new TypeError(`discover: "issuer" must be a string, got ${typeName(issuer)}`);
+    }
+    const probe = new Client(id, secret, { ...options, site: issuer });
+    const base = new URL(issuer);
+    const path = base.pathname.replace(/\/$/, "");
+    let response: OAuthResponse | undefined;
+    try {
+      for (
+        const url of [
+          `${base.origin}${path}/.well-known/openid-configuration`,
+          `${base.origin}/.well-known/oauth-authorization-server${path}`,
+        ]
+      ) {
+        response = await probe.request("get", url, {
+          raiseErrors: false,
+          headers: { accept: "application/json" },
+        });
+        if (response.status === 200 && response.parsedHash) break;
+      }
+    } finally {
+      probe.close();
+    }
+    const md = response!.parsedHash;
+    if (response!.status !== 200 || !md) {
+      throw new OAuthError(response!, {
+        code: "discovery_failed",
+        description: `no provider metadata for ${issuer}`,
+      });
+    }
+    if (md.issuer !== issuer) {
+      throw new OAuthError(response!, {
+        code: "invalid_issuer",
+        description: `the metadata's issuer ${JSON.stringify(md.issuer)} is not ${issuer}`,
+      });
+    }
+    const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+    const found: ClientOptions = {
+      authorizeUrl: str(md.authorization_endpoint),
+      tokenUrl: str(md.token_endpoint),
+      revokeUrl: str(md.revocation_endpoint),
+      issuer,
+      jwksUri: str(md.jwks_uri),
+      userinfoUrl: str(md.userinfo_endpoint),
+      introspectionUrl: str(md.introspection_endpoint),
+      parUrl: str(md.pushed_authorization_request_endpoint),
+      deviceAuthorizationUrl: str(md.device_authorization_endpoint),
+      metadata: md,
+    };
+    const merged: ClientOptions = { site: issuer };
+    for (const [k, v] of Object.entries(found)) {
+      if (v !== undefined) (merged as Record<string, unknown>)[k] = v;
+    }
+    return new Client(id, secret, { ...merged, ...options });
   }
 
   /**

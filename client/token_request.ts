@@ -19,7 +19,7 @@ export const JWT_BEARER_CLIENT_ASSERTION = "urn:ietf:params:oauth:client-asserti
 /** Seconds a client assertion is valid. */
 const ASSERTION_LIFETIME = 60;
 
-const LIBRARY_KEYS = new Set(["headers", "snaky", "snakyHashClass", "parse", "signal"]);
+const LIBRARY_KEYS = new Set(["headers", "snaky", "snakyHashClass", "parse", "signal", "idToken"]);
 
 const assertionKeys = new WeakMap<Client, Promise<CryptoKey>>();
 
