@@ -33,3 +33,4 @@ export {
   pushAuthorizationRequest,
   userinfo,
 } from "./client/oidc/endpoints.ts";
+export { createDpop, type Dpop, type DpopOptions } from "./client/oidc/dpop.ts";
