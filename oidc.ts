@@ -34,3 +34,10 @@ export {
   userinfo,
 } from "./client/oidc/endpoints.ts";
 export { createDpop, type Dpop, type DpopOptions } from "./client/oidc/dpop.ts";
+export {
+  DEVICE_CODE_GRANT,
+  type DeviceAuthorization,
+  pollDeviceToken,
+  type PollOptions,
+  startDeviceAuthorization,
+} from "./client/oidc/device.ts";

@@ -29,7 +29,14 @@ export function redactOptions(options: ResolvedClientOptions): Record<string, un
   };
 }
 
-const SECRET_PARAMS = ["password", "code", "refresh_token", "code_verifier", "assertion"];
+const SECRET_PARAMS = [
+  "password",
+  "code",
+  "refresh_token",
+  "code_verifier",
+  "assertion",
+  "device_code",
+];
 
 /** Secret wire values of a token request (password, code ...), for redaction. */
 export function tokenSecrets(params: TokenParams): string[] {
