@@ -29,15 +29,17 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Headers that are credentials whatever the caller says (never sent to another origin). */
 const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie", "dpop"];
 
-/** Whether `text` holds one of `secrets`, as is or form/URL-encoded. */
+/**
+ * Whether a query string or a form body carries one of `secrets` as a value;
+ * any other text (JSON ...) counts when it contains a secret of 8 or more
+ * characters (shorter ones would match by chance).
+ */
 function holdsSecret(text: string, secrets: readonly (string | undefined)[]): boolean {
+  const values = new Set(new URLSearchParams(text).values());
   for (const s of secrets) {
     if (!s) continue;
-    if (text.includes(s)) return true;
-    const encoded = encodeURIComponent(s);
-    if (encoded !== s && (text.includes(encoded) || text.includes(encoded.replace(/%20/g, "+")))) {
-      return true;
-    }
+    if (values.has(s)) return true;
+    if (s.length >= 8 && text.includes(s)) return true;
   }
   return false;
 }

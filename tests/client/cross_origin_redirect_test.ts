@@ -198,3 +198,13 @@ Deno.test("credentialHeaders must be an array of header names", async () => {
     TypeError,
   );
 });
+
+Deno.test("a location that merely contains a short secret by chance is followed", async () => {
+  await using away = startStub((req) => json({ q: req.url.search }));
+  await using home = startStub(() =>
+    new Response(null, { status: 302, headers: { location: `${away.url}/x?next=undefined` } })
+  );
+  const client = new Client("id", "def", { site: home.url });
+  const res = await client.request("get", "/r");
+  assert.equal((res.parsed as { q: string }).q, "?next=undefined");
+});
