@@ -290,3 +290,23 @@ Deno.test("ID token checks: JWKS cached, fetched again for a rotated key; iss, a
   }.`;
   await assert.rejects(validateIdToken(client, none), /alg "none" is not accepted/);
 });
+
+Deno.test("Client.discover falls back to RFC 8414 metadata (issuer with a path)", async () => {
+  await using as = startStub((req, stub) =>
+    req.url.pathname === "/.well-known/oauth-authorization-server/tenant"
+      ? json({
+        issuer: `${stub.url}/tenant`,
+        authorization_endpoint: `${stub.url}/tenant/authorize`,
+        token_endpoint: `${stub.url}/tenant/token`,
+      })
+      : json({ error: "not_found" }, 404)
+  );
+  const client = await Client.discover(`${as.url}/tenant`, "app", "s");
+  assert.equal(client.tokenUrl(), `${as.url}/tenant/token`);
+  assert.equal(client.options.issuer, `${as.url}/tenant`);
+  assert.deepEqual(as.requests.map((r) => r.url.pathname), [
+    "/tenant/.well-known/openid-configuration",
+    "/.well-known/oauth-authorization-server/tenant",
+  ]);
+  await assert.rejects(Client.discover(`${as.url}/other`, "app", "s"), /discovery_failed/);
+});
