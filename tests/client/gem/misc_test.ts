@@ -87,7 +87,11 @@ Deno.test(`${P} with tls client authentication does not add client_secret`, asyn
   assert.deepEqual((await wire("foo", "bar", "tls_client_auth")).form, { client_id: "foo" });
 });
 Deno.test(`${P} with private key jwt authentication does not include client_id or client_secret (we add client_id and our signed assertion)`, async () => {
-  const { privateKey } = await jose.generateKeyPair("ES256");
+  const { privateKey } = await crypto.subtle.generateKey(
+    { name: "ECDSA", namedCurve: "P-256" },
+    false,
+    ["sign", "verify"],
+  );
   const { client, stubs } = stubbedClient(
     "foo",
     "bar",
