@@ -30,6 +30,7 @@ import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx, requireUser } from "./context.ts";
 import { ApiError, badRequest } from "./errors.ts";
 import { isUuid, redirectToParam } from "./input.ts";
+import { AAL2_IDENTITY_MESSAGE, requireAal2IfMfa } from "./aal.ts";
 
 /** Errors whose redirect says `error=access_denied` (the user may not sign in), as GoTrue does. */
 const DENIED = new Set(["signup_disabled", "user_banned", "provider_email_needs_verification"]);
@@ -105,12 +106,15 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
   app.get("/authorize", async (c) => answer(c, await providerUrl(c)));
 
   app.get("/user/identities/authorize", async (c) => {
-    const { user } = await requireUser(c);
-    return answer(c, await providerUrl(c, user.id));
+    const caller = await requireUser(c);
+    await requireAal2IfMfa(s, caller, AAL2_IDENTITY_MESSAGE);
+    return answer(c, await providerUrl(c, caller.user.id));
   });
 
   app.delete("/user/identities/:identity_id", async (c) => {
-    const { user } = await requireUser(c);
+    const caller = await requireUser(c);
+    const { user } = caller;
+    await requireAal2IfMfa(s, caller, AAL2_IDENTITY_MESSAGE);
     const id = c.req.param("identity_id");
     if (!isUuid(id)) throw new ApiError(404, "validation_failed", "identity_id must be an UUID");
     const { user: updated, identity } = await unlinkIdentity(
