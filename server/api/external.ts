@@ -30,6 +30,7 @@ import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx, requireUser } from "./context.ts";
 import { ApiError, badRequest } from "./errors.ts";
 import { isUuid, redirectToParam } from "./input.ts";
+import { bindingSetCookie, carriesBinding, isSecure, stateBinding } from "./oauth_binding.ts";
 import { AAL2_IDENTITY_MESSAGE, requireAal2IfMfa } from "./aal.ts";
 
 /** Errors whose redirect says `error=access_denied` (the user may not sign in), as GoTrue does. */
@@ -51,6 +52,7 @@ class CallbackError extends Error {
 export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
   const registry = new ProviderRegistry(s.config, s.log);
   const states = new OAuthStates(s.db, s.config.jwt.secret, s.clock);
+  const secure = isSecure(s.config.api.externalUrl);
 
   /**
    * Where the user goes afterwards: `redirect_to` when permitted, else the
@@ -63,8 +65,11 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
     return verifyRedirectTo(s.config, c.req.header("referer"));
   }
 
-  /** The provider URL for a sign-in (or a link, with `linkUserId`). */
-  async function providerUrl(c: Ctx, linkUserId?: string): Promise<string> {
+  /** The provider URL for a sign-in (or a link, with `linkUserId`), and the state in it. */
+  async function providerUrl(
+    c: Ctx,
+    linkUserId?: string,
+  ): Promise<{ url: string; state: string }> {
     const name = c.req.query("provider") ?? "";
     if (!ProviderRegistry.known(name)) {
       throw badRequest(`Unsupported provider: Provider "${name.slice(0, 40)}" could not be found`);
@@ -89,26 +94,31 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
       linkUserId,
     });
     s.log.info("redirecting to external provider", { provider: provider.spec.name });
-    return provider.authorizeUrl({
+    const url = await provider.authorizeUrl({
       state,
       nonce,
       scopes,
       codeChallenge: ours?.codeChallenge,
       extra: new URL(c.req.url).searchParams,
     });
+    return { url, state };
   }
 
-  function answer(c: Ctx, url: string): Response {
-    if (c.req.query("skip_http_redirect") === "true") return c.json({ url });
-    return c.redirect(url, 302);
+  /** Redirects to the provider (or answers `{url}`), binding the state to this browser. */
+  async function answer(c: Ctx, to: { url: string; state: string }): Promise<Response> {
+    const binding = await stateBinding(to.state, secure);
+    c.header("set-cookie", bindingSetCookie(binding, secure), { append: true });
+    c.header("cache-control", "no-store");
+    if (c.req.query("skip_http_redirect") === "true") return c.json({ url: to.url });
+    return c.redirect(to.url, 302);
   }
 
-  app.get("/authorize", async (c) => answer(c, await providerUrl(c)));
+  app.get("/authorize", async (c) => await answer(c, await providerUrl(c)));
 
   app.get("/user/identities/authorize", async (c) => {
     const caller = await requireUser(c);
     await requireAal2IfMfa(s, caller, AAL2_IDENTITY_MESSAGE);
-    return answer(c, await providerUrl(c, caller.user.id));
+    return await answer(c, await providerUrl(c, caller.user.id));
   });
 
   app.delete("/user/identities/:identity_id", async (c) => {
@@ -146,6 +156,13 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
           "OAuth state parameter missing",
         );
       }
+      const binding = await stateBinding(raw, secure);
+      const bound = carriesBinding(c.req.header("cookie"), binding);
+      if (!bound && c.req.method === "POST") {
+        // A provider's form_post is a cross-site POST, which SameSite=Lax cookies do not
+        // accompany: the browser comes back once more as a top-level GET, which they do.
+        return c.redirect(`?${params}`, 303);
+      }
       let state: OpenedState;
       try {
         state = await states.open(raw);
@@ -159,6 +176,16 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
         );
       }
       target = state.redirectTo;
+      if (!bound && !state.linkUserId) {
+        // Login CSRF: a sign-in someone else started, finished in this browser. (A link is
+        // started by auth-js with a cross-origin fetch, whose cookies browsers drop: it is
+        // bound to the signed-in user instead, and its callback hands out no session.)
+        throw new CallbackError(
+          "invalid_request",
+          "bad_oauth_state",
+          "OAuth state was not started in this browser: start the sign-in again",
+        );
+      }
       const providerError = params.get("error");
       if (providerError) {
         await states.consume(state).catch(() => {});
@@ -235,6 +262,10 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
           providerRefreshToken: result.refreshToken,
         });
         to.searchParams.set("code", await issueAuthCode(s.db, s.clock, flow.id, user.id));
+      } else if (state.linkUserId) {
+        // A link without PKCE hands out no session: whoever finishes a link URL (leaked, or
+        // sent to someone) must not receive a session of the account being linked. The app
+        // keeps the session it has and sees the new identity at its next GET /user.
       } else {
         const set = await s.sessions.issue(user, {
           method: "oauth",
