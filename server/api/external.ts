@@ -12,7 +12,13 @@
  *   (`POST /token?grant_type=pkce`). Every failure redirects with `error`,
  *   `error_code` and `error_description` in the query and the fragment.
  * - GET /user/identities/authorize (signed in) starts linking; with
- *   `skip_http_redirect=true` it answers `{url}` as auth-js expects.
+ *   `skip_http_redirect=true` it answers `{url}` as auth-js expects, the URL
+ *   of a single-use ticket: GET /user/identities/authorize/continue?ticket=
+ *   sets the state's cookie in the browser that opens it and redirects to
+ *   the provider.
+ * - Every state is bound to the browser that started it with a cookie
+ *   (api/oauth_binding.ts); a link callback hands out a session only in the
+ *   PKCE flow (as a code for the verifier's holder).
  * - DELETE /user/identities/<identity_id> unlinks one (never the last).
  */
 import { ConnectionError, generatePkce, OAuthError } from "../../mod.ts";
@@ -105,11 +111,17 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
   }
 
   /** Redirects to the provider (or answers `{url}`), binding the state to this browser. */
-  async function answer(c: Ctx, to: { url: string; state: string }): Promise<Response> {
+  async function answer(
+    c: Ctx,
+    to: { url: string; state: string },
+    alwaysRedirect = false,
+  ): Promise<Response> {
     const binding = await stateBinding(to.state, secure);
     c.header("set-cookie", bindingSetCookie(binding, secure), { append: true });
     c.header("cache-control", "no-store");
-    if (c.req.query("skip_http_redirect") === "true") return c.json({ url: to.url });
+    if (!alwaysRedirect && c.req.query("skip_http_redirect") === "true") {
+      return c.json({ url: to.url });
+    }
     return c.redirect(to.url, 302);
   }
 
@@ -118,7 +130,33 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
   app.get("/user/identities/authorize", async (c) => {
     const caller = await requireUser(c);
     await requireAal2IfMfa(s, caller, AAL2_IDENTITY_MESSAGE);
-    return await answer(c, await providerUrl(c, caller.user.id));
+    const to = await providerUrl(c, caller.user.id);
+    if (c.req.query("skip_http_redirect") !== "true") return await answer(c, to);
+    // auth-js asks with a (cross-origin) fetch, whose cookies browsers drop: the URL it
+    // navigates to is a single-use ticket here, which binds the state to that browser.
+    const ticket = await states.sealTicket(to.url);
+    c.header("cache-control", "no-store");
+    return c.json({
+      url: `${s.config.api.externalUrl}/user/identities/authorize/continue?ticket=${ticket}`,
+    });
+  });
+
+  app.get("/user/identities/authorize/continue", async (c) => {
+    let url: string;
+    try {
+      url = await states.redeemTicket(c.req.query("ticket") ?? "");
+    } catch (e) {
+      if (!(e instanceof StateError)) throw e;
+      const why = e.problem === "replayed"
+        ? "Link ticket has already been used: start linking again"
+        : e.problem === "expired"
+        ? "Link ticket has expired: start linking again"
+        : "Link ticket is invalid";
+      const e2 = new CallbackError("invalid_request", "bad_oauth_state", why);
+      return errorRedirect(c, s, e2, s.config.siteUrl);
+    }
+    const state = new URL(url).searchParams.get("state") ?? "";
+    return await answer(c, { url, state }, true);
   });
 
   app.delete("/user/identities/:identity_id", async (c) => {
@@ -176,14 +214,13 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
         );
       }
       target = state.redirectTo;
-      if (!bound && !state.linkUserId) {
-        // Login CSRF: a sign-in someone else started, finished in this browser. (A link is
-        // started by auth-js with a cross-origin fetch, whose cookies browsers drop: it is
-        // bound to the signed-in user instead, and its callback hands out no session.)
+      if (!bound) {
+        // Login CSRF (a sign-in someone else started, finished in this browser), or a link
+        // URL that leaked (from history, a screenshot, a log) finished by someone else.
         throw new CallbackError(
           "invalid_request",
           "bad_oauth_state",
-          "OAuth state was not started in this browser: start the sign-in again",
+          "OAuth state was not started in this browser: start again",
         );
       }
       const providerError = params.get("error");

@@ -108,6 +108,15 @@ export async function redirectOf(
   return new URL(loc);
 }
 
+/**
+ * Opens the link URL auth-js navigates to (a single-use ticket on the server,
+ * at API_EXTERNAL_URL) in the test browser: the provider URL it redirects to.
+ */
+export async function followLink(srv: TestServer, url: string): Promise<string> {
+  const u = new URL(url);
+  return (await redirectOf(srv, `${u.pathname}${u.search}`)).href;
+}
+
 /** Sends the browser's callback request (with its cookies) to the test server. */
 export async function land(
   srv: TestServer,

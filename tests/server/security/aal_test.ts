@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import type { GoTrueClient } from "../../helpers/deps.ts";
 import { authJsClient } from "../../helpers/auth_js.ts";
 import type { TestServer } from "../../helpers/server.ts";
-import { defaultUser, land, serverWithFakes } from "../providers/_util.ts";
+import { defaultUser, followLink, land, serverWithFakes } from "../providers/_util.ts";
 import { totpAt } from "../mfa/_util.ts";
 
 const UPDATE_MESSAGE = "AAL2 session is required to update email or password when MFA is enabled.";
@@ -160,7 +160,10 @@ Deno.test("a stolen password (aal1 session) cannot unlink the owner's identities
       options: { skipBrowserRedirect: true, redirectTo: "http://localhost:3000/linked" },
     });
     assert.equal(link.error, null);
-    const landed = await land(srv, await env.fakes.github.approve(link.data.url!));
+    const landed = await land(
+      srv,
+      await env.fakes.github.approve(await followLink(srv, link.data.url!)),
+    );
     assert.equal(landed.hash.get("error"), null, landed.hash.get("error_description") ?? "");
     const ids = (await v.thief.getUserIdentities()).data!.identities;
     assert.equal(ids.length, 2);

@@ -3,8 +3,8 @@
  * beyond GoTrue): login CSRF, where a sign-in the attacker started with their
  * own provider account is finished in the victim's browser, which would sign
  * the victim into the attacker's account; the same through Apple's form_post;
- * and a link URL finished by someone else, which must not hand them a session
- * of the account being linked. The browser is the test's: a cookie jar per
+ * and a leaked link URL finished by someone else, which would link their
+ * provider account to the owner's (a way in) or hand them a session. The browser is the test's: a cookie jar per
  * server (tests/server/providers/_util.ts).
  */
 import assert from "node:assert/strict";
@@ -12,6 +12,7 @@ import { authJsClient } from "../../helpers/auth_js.ts";
 import {
   clearCookies,
   defaultUser,
+  followLink,
   getUser,
   keepCookies,
   land,
@@ -99,7 +100,7 @@ Deno.test("login CSRF through form_post: the cross-site POST is bounced to a GET
   }
 });
 
-Deno.test("identity-link URL finished by someone else: no session of the account being linked", async () => {
+Deno.test("identity-link URL finished by someone else: refused, and never a session", async () => {
   const env = await serverWithFakes(["github", "google"]);
   try {
     // The account owner, signed in with GitHub, starts linking Google (auth-js, implicit).
@@ -116,16 +117,38 @@ Deno.test("identity-link URL finished by someone else: no session of the account
       options: { skipBrowserRedirect: true, redirectTo: "http://localhost:3000/linked" },
     });
     assert.equal(link.error, null);
-    // Whoever finishes that URL in their own browser gets no tokens of the owner's account.
+    // The owner's browser opens the link: a single-use ticket that sets the state's cookie.
+    clearCookies(env.srv);
+    const atGoogle = await followLink(env.srv, link.data.url!);
+    assert.ok(atGoogle.startsWith(env.fakes.google.url), atGoogle);
+    const ticket = new URL(link.data.url!);
+    const reused = await redirectOf(env.srv, `${ticket.pathname}${ticket.search}`);
+    assert.equal(reused.searchParams.get("error_code"), "bad_oauth_state", "the ticket works once");
+    assert.match(reused.searchParams.get("error_description")!, /already been used/);
+    const ownerCookies = withCookies(env.srv).headers;
+
+    // The provider URL leaks (history, a screenshot); someone finishes it with their own
+    // Google account in their browser: refused, nothing linked, no tokens.
     clearCookies(env.srv);
     env.fakes.google.user = defaultUser();
-    const landed = await land(env.srv, await env.fakes.google.approve(link.data.url!));
-    assert.equal(landed.location.href.split("#")[0], "http://localhost:3000/linked");
-    assert.equal(landed.hash.get("access_token"), null);
-    assert.equal(landed.hash.get("refresh_token"), null);
-    assert.equal(landed.query.get("code"), null);
-    // The owner's own session sees the new identity.
-    const me = await getUser(env.srv, (await owner.getSession()).data.session!.access_token);
+    const thief = await land(env.srv, await env.fakes.google.approve(atGoogle));
+    assert.equal(thief.query.get("error_code"), "bad_oauth_state");
+    assert.equal(thief.hash.get("access_token"), null);
+    const token = (await owner.getSession()).data.session!.access_token;
+    const before = await getUser(env.srv, token);
+    assert.deepEqual((before.body.identities as { provider: string }[]).map((i) => i.provider), [
+      "github",
+    ]);
+
+    // Finished in the owner's browser it links, and still hands out no session (no PKCE).
+    env.fakes.google.user = defaultUser();
+    const cb = await env.fakes.google.approve(atGoogle);
+    const mine = await land(env.srv, { url: cb.url, init: { ...cb.init, headers: ownerCookies } });
+    assert.equal(mine.location.href.split("#")[0], "http://localhost:3000/linked");
+    assert.equal(mine.hash.get("error"), null, mine.hash.get("error_description") ?? "");
+    assert.equal(mine.hash.get("access_token"), null);
+    assert.equal(mine.hash.get("refresh_token"), null);
+    const me = await getUser(env.srv, token);
     assert.equal(me.body.id, ownerId);
     const providers = (me.body.identities as { provider: string }[]).map((i) => i.provider);
     assert.deepEqual(providers.sort(), ["github", "google"]);
