@@ -6,7 +6,7 @@
 import { Hono, HTTPException } from "../deps.ts";
 import { bodyLimit } from "hono/body-limit";
 import type { Config } from "./config.ts";
-import { type Db, DbUnavailableError, openDb } from "./db/db.ts";
+import { type Db, DbTimeoutError, DbUnavailableError, openDb } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
 import { type Clock, systemClock } from "./auth/clock.ts";
 import { fileSink, Logger } from "./observe/log.ts";
@@ -54,6 +54,8 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     url: config.db.url,
     dataDir: config.db.dataDir,
     maxPoolSize: config.db.maxPoolSize,
+    statementTimeoutMs: config.db.statementTimeoutMs,
+    unnamedStatements: config.db.unnamedStatements,
     prefix: config.db.namespace,
     warn: (m) => log.warn(m),
   });
@@ -117,6 +119,22 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
           {
             "Retry-After": "5",
           },
+        ),
+        requestId,
+      );
+    }
+    if (err instanceof DbTimeoutError) {
+      // GoTrue's answer when a request runs out of time (API_MAX_REQUEST_DURATION).
+      log.warn("database timeout", {
+        request_id: requestId,
+        reason: err.reason,
+        error: err.message,
+      });
+      return errorResponse(
+        new ApiError(
+          504,
+          "request_timeout",
+          "Processing this request timed out, please retry after a moment.",
         ),
         requestId,
       );

@@ -113,6 +113,8 @@ export interface Config {
     maxBodyBytes: number;
     /** Users whose GET /user answer a process keeps (api/user_profile.ts); 0: none. */
     userCacheSize: number;
+    /** A request's database work is given up after this long (504 request_timeout); 0: never. */
+    maxRequestDurationMs: number;
   };
   db: {
     driver: "postgres";
@@ -123,6 +125,10 @@ export interface Config {
     maxPoolSize: number;
     /** Table prefix: "" or "<ns>_". */
     namespace: string;
+    /** PostgreSQL's statement_timeout for every connection, ms; 0: none. */
+    statementTimeoutMs: number;
+    /** Unnamed statements, parsed on every execution (transaction poolers). */
+    unnamedStatements: boolean;
   };
   jwt: {
     secret: string;
@@ -362,6 +368,10 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
         doc:
           "users whose GET /user answer a process keeps, revision-checked (about 1 KB each); 0: none",
       }),
+      maxRequestDurationMs: r.seconds("API_MAX_REQUEST_DURATION", {
+        default: 10,
+        doc: "a request's database work is given up after this long: 504 request_timeout; 0: never",
+      }) * 1000,
     },
     db: {
       driver: r.oneOf("DB_DRIVER", ["postgres"] as const, {
@@ -383,6 +393,14 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
         doc: "PostgreSQL connections; 0 means unlimited",
       }),
       namespace: "",
+      statementTimeoutMs: r.seconds("DB_STATEMENT_TIMEOUT", {
+        default: 5,
+        doc: "PostgreSQL statement_timeout of every connection (DATABASE_URL's wins); 0: none",
+      }) * 1000,
+      unnamedStatements: r.oneOf("DB_PREPARED_STATEMENTS", ["named", "unnamed"] as const, {
+        default: "named",
+        doc: "unnamed: no prepared statement outlives a transaction (PgBouncer, Supavisor)",
+      }) === "unnamed",
     },
     jwt: {
       secret: jwtSecret(r),

@@ -114,6 +114,8 @@ async function main(args: string[]): Promise<number> {
       url: config.db.url,
       dataDir: config.db.dataDir,
       maxPoolSize: config.db.maxPoolSize,
+      statementTimeoutMs: config.db.statementTimeoutMs,
+      unnamedStatements: config.db.unnamedStatements,
       prefix: config.db.namespace,
       warn: (m) => log.warn(m),
     });

@@ -9,7 +9,7 @@
  * counts with `::int`.
  */
 
-import { PgConnectionError } from "./pg/errors.ts";
+import { PgAbortError, PgConnectionError } from "./pg/errors.ts";
 
 /** A row as returned by a query. */
 export type Row = Record<string, unknown>;
@@ -36,6 +36,40 @@ export interface Db extends Queryable {
   /** True when the database answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
+  /** The connection pool's state and events, for metrics (PostgreSQL only). */
+  readonly monitor?: DbPoolMonitor;
+}
+
+/** Why a database operation was given up. */
+export type DbTimeoutReason = "deadline" | "client_gone" | "pool_timeout" | "statement_timeout";
+
+/** What metrics read from a pool of connections. */
+export interface DbPoolMonitor {
+  /** Connections by state, the most there may be, and callers waiting for one. */
+  stats(): { idle: number; used: number; max: number; pending: number };
+  /** Told of every wait for a connection (seconds). */
+  onWait: ((seconds: number) => void) | null;
+  /** Told of every operation given up. */
+  onTimeout: ((reason: DbTimeoutReason) => void) | null;
+}
+
+/** Default of DB_STATEMENT_TIMEOUT: PostgreSQL's statement_timeout for every connection. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 5000;
+
+/**
+ * A statement ran out of time: PostgreSQL's statement_timeout cancelled it, or the request it
+ * served reached its deadline or went away. The API answers 504 request_timeout.
+ */
+export class DbTimeoutError extends Error {
+  constructor(readonly reason: DbTimeoutReason, cause: unknown) {
+    super(
+      `database timeout (${reason}): ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        cause,
+      },
+    );
+    this.name = "DbTimeoutError";
+  }
 }
 
 /** The database cannot be reached: the API answers 503. */
@@ -61,9 +95,21 @@ export function isUniqueViolation(e: unknown): boolean {
 
 /** Turns connection-level failures into DbUnavailableError; SQL errors pass through. */
 export function classifyDbError(e: unknown): unknown {
-  if (e instanceof DbUnavailableError) return e;
+  if (e instanceof DbUnavailableError || e instanceof DbTimeoutError) return e;
   if (e instanceof PgConnectionError) return new DbUnavailableError(e);
+  if (e instanceof PgAbortError) {
+    return new DbTimeoutError(
+      e.code === "CLIENT_GONE"
+        ? "client_gone"
+        : e.code === "POOL_TIMEOUT"
+        ? "pool_timeout"
+        : "deadline",
+      e,
+    );
+  }
   const code = sqlState(e);
+  // 57014 query_canceled: statement_timeout, or a CancelRequest; 55P03 lock_timeout.
+  if (code === "57014" || code === "55P03") return new DbTimeoutError("statement_timeout", e);
   // 08xxx connection exceptions, 57P01-57P03 admin shutdown / cannot connect now, 53300 too many connections
   if (code === undefined || code.startsWith("08") || code.startsWith("57P") || code === "53300") {
     // The node:net code travels too: a write racing a peer's close fails with EPIPE,
@@ -89,10 +135,18 @@ export async function openDb(opts: {
   prefix: string;
   /** Warnings of the PostgreSQL client (credentials in clear). */
   warn?: (message: string) => void;
+  /** PostgreSQL's statement_timeout (ms, 0: none) unless the URL sets one; default 5 s. */
+  statementTimeoutMs?: number;
+  /** Unnamed statements (transaction poolers) unless the URL says; default named. */
+  unnamedStatements?: boolean;
 }): Promise<Db> {
   if (opts.url) {
     const { openPostgres } = await import("./postgres.ts");
-    return openPostgres(opts.url, opts.maxPoolSize, opts.prefix, { warn: opts.warn });
+    return openPostgres(opts.url, opts.maxPoolSize, opts.prefix, {
+      warn: opts.warn,
+      statementTimeoutMs: opts.statementTimeoutMs,
+      unnamedStatements: opts.unnamedStatements,
+    });
   }
   const { openPglite } = await import("./pglite.ts");
   return await openPglite(opts.dataDir, opts.prefix);

@@ -1,7 +1,9 @@
 /**
  * Applies pending migrations, each once and in its own transaction, under a
- * session-level advisory lock so that several processes starting together
- * wait for one another instead of racing.
+ * transaction-level advisory lock so that several processes starting together
+ * wait for one another instead of racing. Nothing outlives a transaction (no
+ * session lock, no session setting), so this works through a transaction
+ * pooler such as PgBouncer too.
  */
 import { MIGRATIONS, readMigration } from "../../migrations/mod.ts";
 import type { Db } from "./db.ts";
@@ -31,36 +33,32 @@ async function migrateLocked(
   log: (msg: string) => void,
 ): Promise<string[]> {
   const table = db.t("schema_migrations");
-  return await db.withConnection(async (conn) => {
-    await conn.query("SELECT pg_advisory_lock(hashtext($1))", [lockKey]);
-    try {
-      await conn.exec(
+  const applied: string[] = [];
+  while (true) {
+    const name = await db.transaction(async (tx) => {
+      // Migrations may take longer than the statement timeout of ordinary work.
+      await tx.exec("SET LOCAL statement_timeout = 0");
+      await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [lockKey]);
+      await tx.exec(
         `CREATE TABLE IF NOT EXISTS ${table} (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
       );
       const done = new Set(
-        (await conn.query<{ version: string }>(`SELECT version FROM ${table}`)).map((r) =>
-          r.version
-        ),
+        (await tx.query<{ version: string }>(`SELECT version FROM ${table}`)).map((r) => r.version),
       );
-      const applied: string[] = [];
-      for (const name of MIGRATIONS) {
-        if (done.has(name)) continue;
-        const sql = (await readMigration(name)).replaceAll("__NS__", db.prefix);
-        await conn.exec(
-          `BEGIN;\n${sql}\n;INSERT INTO ${table} (version) VALUES ('${name}');\nCOMMIT;`,
-        )
-          .catch(async (e) => {
-            await conn.exec("ROLLBACK").catch(() => {});
-            throw new Error(`migration ${name} failed: ${e instanceof Error ? e.message : e}`, {
-              cause: e,
-            });
-          });
-        log(`applied migration ${name}`);
-        applied.push(name);
+      const next = MIGRATIONS.find((m) => !done.has(m));
+      if (next === undefined) return null;
+      const sql = (await readMigration(next)).replaceAll("__NS__", db.prefix);
+      try {
+        await tx.exec(`${sql}\n;INSERT INTO ${table} (version) VALUES ('${next}');`);
+      } catch (e) {
+        throw new Error(`migration ${next} failed: ${e instanceof Error ? e.message : e}`, {
+          cause: e,
+        });
       }
-      return applied;
-    } finally {
-      await conn.query("SELECT pg_advisory_unlock(hashtext($1))", [lockKey]).catch(() => {});
-    }
-  });
+      return next;
+    });
+    if (name === null) return applied;
+    log(`applied migration ${name}`);
+    applied.push(name);
+  }
 }

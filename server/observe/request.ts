@@ -2,7 +2,8 @@
  * The first middleware of every request: request id (generated, or inherited
  * from REQUEST_ID_HEADER) echoed as `X-Request-Id`, the client IP, the
  * request's async context (so every log line of the request carries its
- * request id), its span, its metrics, and one access log line with method,
+ * request id, and every database query its deadline), its span, its metrics,
+ * and one access log line with method,
  * parametrised route, status and duration. Never the query string: it may
  * carry tokens.
  */
@@ -16,6 +17,43 @@ import { type RequestStore, requestStore } from "./log.ts";
 import type { Observability } from "./observability.ts";
 import { otelRoute } from "./tracing.ts";
 import { SpanStatusCode } from "../../deps.ts";
+import type { QueryScope } from "../db/pg/connection.ts";
+import type { Logger } from "./log.ts";
+
+/**
+ * What the database queries of one request follow (db/pg/pool.ts): its deadline
+ * (API_MAX_REQUEST_DURATION), and whether its client is still there. The request's signal is
+ * looked at only for a query that has waited a while: making it costs Deno more than the rest of
+ * a fast request. Once the answer is out, work the request left running is no longer bounded.
+ */
+class RequestDbScope implements QueryScope {
+  deadline: number;
+  #signal: AbortSignal | undefined;
+  #answered = false;
+
+  constructor(
+    deadline: number,
+    readonly request: Request,
+    readonly log: Logger,
+    readonly requestId: string,
+  ) {
+    this.deadline = deadline;
+  }
+
+  gone(): boolean {
+    if (this.#answered) return false;
+    if (this.#signal === undefined) {
+      this.#signal = this.request.signal;
+      this.log.debug("request waiting on the database", { request_id: this.requestId });
+    }
+    return this.#signal.aborted;
+  }
+
+  answered(): void {
+    this.#answered = true;
+    this.deadline = Infinity;
+  }
+}
 
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
@@ -49,7 +87,14 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
     // usual production setting of LOG_LEVEL=warn and above) it is not computed at all.
     const logRequests = log.enabled("info");
     const route = obs.tracing || obs.metrics || logRequests ? routeOf(c) : "";
-    const store: RequestStore = { requestId };
+    const maxMs = config.api.maxRequestDurationMs;
+    const dbScope = new RequestDbScope(
+      maxMs > 0 ? started + maxMs : Infinity,
+      c.req.raw,
+      log,
+      requestId,
+    );
+    const store: RequestStore = { requestId, dbScope };
     const span = obs.tracing?.startRequestSpan(method, route, c.req.raw.headers);
     if (span && obs.tracing) {
       store.span = span;
@@ -58,6 +103,7 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
     try {
       await requestStore.run(store, next);
     } finally {
+      dbScope.answered();
       const status = c.res.status;
       const durationSec = (performance.now() - started) / 1000;
       if (span) {

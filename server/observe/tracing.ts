@@ -101,6 +101,7 @@ export class Tracing {
       withConnection: (fn) => db.withConnection((conn) => fn(wrapQ(conn))),
       ping: () => db.ping(),
       close: () => db.close(),
+      monitor: db.monitor,
     };
   }
 

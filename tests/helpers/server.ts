@@ -96,7 +96,14 @@ export async function startTestServer(
   let db: Db;
   let ownDb = false;
   if (backend === "postgres") {
-    db = await openDb({ url, dataDir: "", maxPoolSize: 5, prefix: config.db.namespace });
+    db = await openDb({
+      url,
+      dataDir: "",
+      maxPoolSize: 5,
+      prefix: config.db.namespace,
+      statementTimeoutMs: config.db.statementTimeoutMs,
+      unnamedStatements: config.db.unnamedStatements,
+    });
     ownDb = true;
   } else {
     const base = await sharedPglite();

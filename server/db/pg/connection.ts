@@ -15,13 +15,24 @@ import { isIP } from "node:net";
 import { Duplex } from "node:stream";
 import { connect as tlsConnect, type TLSSocket } from "node:tls";
 import { md5Password, Scram } from "./auth.ts";
-import { errorFields, PgConnectionError, PgError } from "./errors.ts";
+import { errorFields, PgAbortError, PgConnectionError, PgError } from "./errors.ts";
 import { type AuthMethod, type ConnectOptions, isLocalHost } from "./options.ts";
 import { BINARY_RESULTS, paramType, parserFor, serialize, timestamptzFromBinary } from "./types.ts";
 import * as wire from "./wire.ts";
 
 /** A result row. */
 export type Row = Record<string, unknown>;
+
+/**
+ * Whom a query works for (an HTTP request): the query is given up when `deadline` passes or,
+ * once it has waited a while, when `gone()` says nobody waits for the answer any more.
+ */
+export interface QueryScope {
+  /** performance.now() after which the answer is of no use. */
+  readonly deadline: number;
+  /** Whether whoever waits has gone away (asked only of queries that wait long). */
+  gone(): boolean;
+}
 
 /** Statements kept prepared per connection. */
 export const STATEMENT_CACHE_SIZE = 500;
@@ -108,6 +119,9 @@ interface Pending {
   rows: Row[];
   error: unknown;
   sentAt: number;
+  scope: QueryScope | undefined;
+  /** Given up (its caller already has an error): the answer is dropped when it comes. */
+  abandoned: boolean;
   resolve: (rows: Row[]) => void;
   reject: (e: unknown) => void;
 }
@@ -148,7 +162,14 @@ export class Connection {
   /** Pool bookkeeping. */
   reserved = false;
   draining = false;
+  /** A CancelRequest was sent for this connection: it takes no new queries and closes once idle. */
+  retired = false;
   lastUsed = performance.now();
+  #opts: ConnectOptions | null = null;
+  /** BackendKeyData: what a CancelRequest names. */
+  #backendPid = 0;
+  #backendSecret = 0;
+  #cancelled: Promise<void> | null = null;
 
   private constructor(conn: Socket) {
     this.#conn = conn;
@@ -291,8 +312,11 @@ export class Connection {
   }
 
   /** Runs one statement with parameters; rows come back parsed (types.ts). */
-  query(text: string, params: readonly unknown[] = []): Promise<Row[]> {
+  query(text: string, params: readonly unknown[] = [], scope?: QueryScope): Promise<Row[]> {
     if (this.#closed) return Promise.reject(this.#closeError);
+    if (scope !== undefined && performance.now() >= scope.deadline) {
+      return Promise.reject(new PgAbortError("DEADLINE"));
+    }
     // Serialise first: a value that cannot be sent throws before any byte is written.
     const values = new Array<string | null>(params.length);
     let typed = false;
@@ -303,6 +327,7 @@ export class Connection {
       if (types[i] !== 0) typed = true;
     }
     const key = typed ? `${text}\u0000${types.join(",")}` : text;
+    if (this.#opts!.unnamedStatements) return this.#queryUnnamed(text, key, values, types, scope);
     let st = this.#statements.get(key);
     let parses = false;
     if (st === undefined) {
@@ -331,14 +356,81 @@ export class Connection {
     wire.bind(this.#w, st.name, values, formats);
     wire.execute(this.#w);
     wire.sync(this.#w);
-    return this.#enqueue(st, parses, formats);
+    return this.#enqueue(st, parses, formats, scope);
+  }
+
+  /**
+   * A query for a transaction pooler (PgBouncer, Supavisor): the unnamed statement, parsed for
+   * this execution only (Parse, Bind, Describe portal, Execute, Sync: libpq's PQexecParams), so
+   * nothing outlives the implicit transaction; results in text.
+   */
+  #queryUnnamed(
+    text: string,
+    key: string,
+    values: (string | null)[],
+    types: number[],
+    scope: QueryScope | undefined,
+  ): Promise<Row[]> {
+    const st: Statement = { name: "", key, names: null, parsers: [], formats: null, failed: null };
+    wire.parse(this.#w, "", text, types);
+    wire.bind(this.#w, "", values, null);
+    wire.describe(this.#w, "P", "");
+    wire.execute(this.#w);
+    wire.sync(this.#w);
+    return this.#enqueue(st, true, null, scope);
   }
 
   /** Runs statements without parameters (simple protocol: several may be sent at once). */
-  simple(text: string): Promise<Row[]> {
+  simple(text: string, scope?: QueryScope): Promise<Row[]> {
     if (this.#closed) return Promise.reject(this.#closeError);
+    if (scope !== undefined && performance.now() >= scope.deadline) {
+      return Promise.reject(new PgAbortError("DEADLINE"));
+    }
     wire.simpleQuery(this.#w, text);
-    return this.#enqueue(null, false, null);
+    return this.#enqueue(null, false, null, scope);
+  }
+
+  /**
+   * Gives up the queries whose scope ended: the deadline passed, or (for those in flight longer
+   * than `watchAfterMs`) the caller has gone. Each gets a PgAbortError now; when the one
+   * PostgreSQL is running is among them, a CancelRequest stops it. Returns how many were given up.
+   */
+  expire(now: number, watchAfterMs: number): number {
+    let n = 0;
+    for (let i = this.#head; i < this.#pending.length; i++) {
+      const q = this.#pending[i]!;
+      const s = q.scope;
+      if (s === undefined || q.abandoned) continue;
+      let why: PgAbortError | null = null;
+      if (now >= s.deadline) why = new PgAbortError("DEADLINE");
+      else if (now - q.sentAt >= watchAfterMs && s.gone()) why = new PgAbortError("CLIENT_GONE");
+      if (why === null) continue;
+      q.abandoned = true;
+      q.reject(why);
+      n++;
+      if (i === this.#head) void this.cancel();
+    }
+    return n;
+  }
+
+  /** Whether a CancelRequest was sent for this connection. */
+  get cancelSent(): boolean {
+    return this.#cancelled !== null;
+  }
+
+  /**
+   * Asks PostgreSQL to cancel what this connection's backend runs now (a CancelRequest with the
+   * backend's PID and secret key, on a connection of its own). The connection is retired: a late
+   * cancel could hit a later statement, so it takes no new queries and closes once idle.
+   */
+  cancel(): Promise<void> {
+    if (this.#cancelled) return this.#cancelled;
+    this.retired = true;
+    const opts = this.#opts;
+    this.#cancelled = opts && this.#backendPid !== 0
+      ? sendCancel(opts, this.#tls !== "none", this.#backendPid, this.#backendSecret)
+      : Promise.resolve();
+    return this.#cancelled;
   }
 
   /** Forgets a prepared statement (after "cached plan must not change result type"). */
@@ -353,6 +445,8 @@ export class Connection {
 
   /** Terminates the connection; in-flight queries fail with CONNECTION_ENDED. */
   async close(): Promise<void> {
+    // A cancel goes first: a pooler (PgBouncer) forwards it only while this client is connected.
+    await this.#cancelled;
     if (!this.#closed) {
       wire.terminate(this.#w);
       try {
@@ -367,6 +461,7 @@ export class Connection {
     statement: Statement | null,
     parses: boolean,
     formats: Uint8Array | null,
+    scope?: QueryScope,
   ): Promise<Row[]> {
     return new Promise<Row[]>((resolve, reject) => {
       this.#pending.push({
@@ -378,6 +473,8 @@ export class Connection {
         rows: [],
         error: null,
         sentAt: performance.now(),
+        scope,
+        abandoned: false,
         resolve,
         reject,
       });
@@ -420,6 +517,7 @@ export class Connection {
   }
 
   #begin(opts: ConnectOptions): Promise<void> {
+    this.#opts = opts;
     const ready = new Promise<void>((resolve, reject) => {
       this.#startup = { resolve, reject, opts };
     });
@@ -561,6 +659,8 @@ export class Connection {
         return;
       }
       case 0x4b: // K BackendKeyData
+        this.#backendPid = this.#view.getInt32(start);
+        this.#backendSecret = this.#view.getInt32(start + 4);
         return;
       case 0x52: // R Authentication*
         return this.#auth(start, end);
@@ -670,7 +770,11 @@ export class Connection {
       this.#head = 0;
     }
     this.lastUsed = performance.now();
-    if (q.error !== null) q.reject(q.error);
+    if (q.abandoned) {
+      // Its caller has its error already. The next one may be given up too: stop it as well.
+      const next = this.#pending[this.#head];
+      if (next?.abandoned) void this.cancel();
+    } else if (q.error !== null) q.reject(q.error);
     else q.resolve(q.rows);
     this.onIdle();
   }
@@ -877,6 +981,44 @@ function asConnectionError(e: unknown, opts: ConnectOptions): PgConnectionError 
     `cannot connect to PostgreSQL at ${where(opts)}: ${message(e)}`,
     { cause: e },
   );
+}
+
+/**
+ * CancelRequest (protocol 53.2.7), on a connection of its own: over TLS when the cancelled
+ * connection used it (checked as sslmode says), in clear otherwise. PostgreSQL closes the
+ * connection once it has signalled the backend. Never rejects: a cancel that cannot be sent
+ * within connect_timeout leaves the statement to statement_timeout.
+ */
+async function sendCancel(
+  opts: ConnectOptions,
+  tls: boolean,
+  pid: number,
+  secret: number,
+): Promise<void> {
+  const abort = new AbortController();
+  let conn: Socket | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const work = (async () => {
+    const tcp = await dial(opts, abort.signal);
+    conn = tcp;
+    if (abort.signal.aborted) return;
+    if (tls && !opts.host.startsWith("/")) {
+      conn = (await negotiateTls(tcp as Deno.TcpConn, opts, (t) => conn = t)).conn;
+      if (abort.signal.aborted) return;
+    }
+    const w = new wire.Writer();
+    w.int32(16).int32(80877102).int32(pid).int32(secret);
+    await conn.write(w.take());
+    // PostgreSQL answers nothing: it closes the connection once the backend is signalled.
+    await conn.read(new Uint8Array(1));
+  })().catch(() => {/* unreachable: statement_timeout ends the statement */});
+  await Promise.race([
+    work,
+    new Promise((resolve) => timer = setTimeout(resolve, opts.connectTimeoutMs)),
+  ]);
+  clearTimeout(timer);
+  abort.abort();
+  closeQuietly(conn);
 }
 
 async function dial(opts: ConnectOptions, signal: AbortSignal): Promise<Deno.Conn> {

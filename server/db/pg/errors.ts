@@ -76,3 +76,23 @@ export class PgConnectionError extends Error {
     this.code = code;
   }
 }
+
+/** Why a query was given up before PostgreSQL answered it. */
+export type AbortReason = "DEADLINE" | "CLIENT_GONE" | "POOL_TIMEOUT";
+
+const ABORT_MESSAGES: Record<AbortReason, string> = {
+  DEADLINE: "the statement was given up: the request's deadline passed",
+  CLIENT_GONE: "the statement was given up: the client went away",
+  POOL_TIMEOUT: "no database connection became free before the request's deadline",
+};
+
+/** A query given up by this client (the work it was for has ended); a CancelRequest stops it. */
+export class PgAbortError extends Error {
+  readonly code: AbortReason;
+
+  constructor(code: AbortReason) {
+    super(ABORT_MESSAGES[code]);
+    this.name = "PgAbortError";
+    this.code = code;
+  }
+}

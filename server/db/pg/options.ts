@@ -13,7 +13,10 @@
  * /var/run/postgresql), `port`, `user`, `password`, `dbname`,
  * `application_name`, `options`, `connect_timeout` (seconds). Anything else
  * is refused by name, so a typo cannot silently turn TLS off.
- * docs/database.md describes each.
+ * docs/database.md describes each, and this client's own two:
+ * `prepared_statements` (`named`, the default; `unnamed` for transaction
+ * poolers such as PgBouncer) and `statement_timeout` (PostgreSQL's setting,
+ * sent at startup: `5000`, `5s`, `0` for none).
  */
 
 /** How TLS is used. */
@@ -54,6 +57,8 @@ export interface ConnectOptions {
    * (the server logs it as a warning). Default: a line on stderr.
    */
   warn?: (message: string) => void;
+  /** Unnamed statements only, parsed on every execution (transaction poolers); unset: from the settings. */
+  unnamedStatements?: boolean;
 }
 
 const SSL_MODES: SslMode[] = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
@@ -70,6 +75,8 @@ const KNOWN = new Set([
   "application_name",
   "options",
   "connect_timeout",
+  "prepared_statements",
+  "statement_timeout",
 ]);
 
 /** Parses `url`; throws a TypeError naming what is wrong (never echoing the password). */
@@ -137,6 +144,19 @@ export function parseConnectionString(
   };
   const options = q.get("options");
   if (options) params.options = options;
+  const prepared = q.get("prepared_statements");
+  if (prepared !== null && prepared !== "named" && prepared !== "unnamed") {
+    throw new TypeError("DATABASE_URL: prepared_statements must be named or unnamed");
+  }
+  const statementTimeout = q.get("statement_timeout");
+  if (statementTimeout !== null) {
+    if (!/^\d+(ms|s|min)?$/.test(statementTimeout)) {
+      throw new TypeError(
+        'DATABASE_URL: statement_timeout must be milliseconds or a duration such as "5s"',
+      );
+    }
+    params.statement_timeout = statementTimeout;
+  }
   return {
     host,
     port,
@@ -148,6 +168,7 @@ export function parseConnectionString(
     requireAuth: parseRequireAuth(setting("require_auth", "PGREQUIREAUTH")),
     params,
     connectTimeoutMs: timeout * 1000,
+    unnamedStatements: prepared === null ? undefined : prepared === "unnamed",
   };
 }
 

@@ -21,13 +21,22 @@
  * and when none can, the pool opens another connection (up to `max`): one
  * blocked statement never holds up the queries queued behind it for long.
  *
+ * A query may carry a scope (the HTTP request it serves, connection.ts
+ * QueryScope): every `watchMs` the pool gives up the queries and waits whose
+ * deadline has passed, or whose caller has gone after waiting `stallMs`,
+ * with a PgAbortError; when PostgreSQL is running such a query, a
+ * CancelRequest stops it, and that connection retires (no new queries, closed
+ * once idle) so that a late cancel cannot hit a later statement; a statement
+ * of another caller cancelled there anyway is run again once (each has its
+ * own implicit transaction, rolled back by the cancel).
+ *
  * When PostgreSQL cannot be reached, queries fail at once with the
  * connection error (the API answers 503) instead of queueing; a new connect
  * is tried after a short backoff (50 ms doubling to 1 s), so the pool heals
  * within about a second of the database coming back.
  */
-import { Connection, type Row } from "./connection.ts";
-import { PgConnectionError, PgError } from "./errors.ts";
+import { Connection, type QueryScope, type Row } from "./connection.ts";
+import { PgAbortError, PgConnectionError, PgError } from "./errors.ts";
 import type { ConnectOptions } from "./options.ts";
 
 /** Pool settings. */
@@ -46,6 +55,20 @@ export interface PoolOptions {
   stallMs: number;
   /** Idle connections are closed after this long. */
   idleTimeoutMs: number;
+  /** How often deadlines and departed callers are looked for. */
+  watchMs: number;
+}
+
+/** Connections by state, for metrics. */
+export interface PoolStats {
+  /** Open, nothing in flight, not reserved. */
+  idle: number;
+  /** Open with queries in flight or reserved (retiring ones included). */
+  used: number;
+  /** Connections at most. */
+  max: number;
+  /** Callers waiting for a connection. */
+  pending: number;
 }
 
 /** Defaults: see PoolOptions. */
@@ -56,10 +79,13 @@ export const POOL_DEFAULTS: Omit<PoolOptions, "max"> = {
   batchMax: 32,
   stallMs: 100,
   idleTimeoutMs: 60_000,
+  watchMs: 50,
 };
 
 interface Waiter {
   reserve: boolean;
+  scope: QueryScope | undefined;
+  since: number;
   take(c: Connection): void;
   fail(e: unknown): void;
 }
@@ -78,6 +104,11 @@ export class Pool {
   #sweeper: ReturnType<typeof setInterval> | undefined;
   /** The connection the last single statement went to (joined while its batch is unsent). */
   #last: Connection | null = null;
+  #watch: ReturnType<typeof setInterval> | undefined;
+  /** Retiring connections being closed (awaited by end). */
+  readonly #closing = new Set<Promise<void>>();
+  /** Told how long each wait for a connection took (ms): reservations, and queries that waited. */
+  onWait: ((ms: number) => void) | null = null;
 
   constructor(connect: ConnectOptions, options: Partial<PoolOptions> & { max: number }) {
     this.#connect = connect;
@@ -90,28 +121,41 @@ export class Pool {
     return this.#conns.length;
   }
 
+  /** Connections by state and callers waiting. */
+  stats(): PoolStats {
+    let idle = 0;
+    let used = 0;
+    for (const c of this.#conns) {
+      if (c.closed) continue;
+      if (c.reserved || c.inflight > 0 || c.retired) used++;
+      else idle++;
+    }
+    return { idle, used, max: this.#o.max, pending: this.#waiting.length };
+  }
+
   /** Runs one statement on a shared connection. */
-  query(text: string, params: readonly unknown[] = []): Promise<Row[]> {
+  query(text: string, params: readonly unknown[] = [], scope?: QueryScope): Promise<Row[]> {
     const c = this.#pick();
-    if (c !== null) return this.#run(c, text, params);
-    return this.#wait(false).then((conn) => this.#run(conn, text, params));
+    if (c !== null) return this.#run(c, text, params, scope, false);
+    return this.#wait(false, scope).then((conn) => this.#run(conn, text, params, scope, false));
   }
 
   /** Runs parameterless statements (simple protocol) on a shared connection. */
-  exec(text: string): Promise<Row[]> {
+  exec(text: string, scope?: QueryScope): Promise<Row[]> {
     const c = this.#pick();
-    if (c !== null) return c.simple(text);
-    return this.#wait(false).then((conn) => conn.simple(text));
+    if (c !== null) return c.simple(text, scope);
+    return this.#wait(false, scope).then((conn) => conn.simple(text, scope));
   }
 
   /** A connection for this caller alone, until `release`. */
-  reserve(): Promise<Connection> {
+  reserve(scope?: QueryScope): Promise<Connection> {
     const c = this.#ending ? null : this.#idle();
     if (c !== null) {
       c.reserved = true;
+      this.onWait?.(0);
       return Promise.resolve(c);
     }
-    return this.#wait(true);
+    return this.#wait(true, scope);
   }
 
   /** Gives a reserved connection back (closed instead when it was left inside a transaction). */
@@ -119,8 +163,8 @@ export class Pool {
     c.reserved = false;
     c.draining = false;
     if (c.closed) return;
-    if (c.txStatus !== "I" || this.#ending) {
-      void c.close();
+    if (c.txStatus !== "I" || this.#ending || c.retired) {
+      this.#close(c);
       return;
     }
     this.#drain();
@@ -140,20 +184,61 @@ export class Pool {
     }
     await Promise.allSettled([...this.#opening]);
     await Promise.all([...this.#conns].map((c) => c.close()));
+    await Promise.all([...this.#closing]);
     clearInterval(this.#sweeper);
     this.#sweeper = undefined;
+    clearInterval(this.#watch);
+    this.#watch = undefined;
   }
 
-  #run(c: Connection, text: string, params: readonly unknown[]): Promise<Row[]> {
-    return c.query(text, params).catch((e) => {
+  #run(
+    c: Connection,
+    text: string,
+    params: readonly unknown[],
+    scope: QueryScope | undefined,
+    again: boolean,
+  ): Promise<Row[]> {
+    return c.query(text, params, scope).catch((e) => {
       // A table changed under a prepared statement (a migration by another process):
       // forget the statement and run the query once more, prepared afresh.
       if (e instanceof PgError && e.code === "0A000" && /cached plan/.test(e.message)) {
         c.forget(text);
-        return this.query(text, params);
+        return this.query(text, params, scope);
+      }
+      // Cancelled on a connection where another caller's statement was being cancelled: a late
+      // cancel may have hit this one instead. Its implicit transaction was rolled back; once more.
+      if (e instanceof PgError && e.code === "57014" && c.cancelSent && !again) {
+        const next = this.#pick();
+        if (next !== null) return this.#run(next, text, params, scope, true);
+        return this.#wait(false, scope).then((conn) => this.#run(conn, text, params, scope, true));
       }
       throw e;
     });
+  }
+
+  /** Closes a connection, to be awaited by end(). */
+  #close(c: Connection): void {
+    const p = c.close();
+    this.#closing.add(p);
+    void p.finally(() => this.#closing.delete(p));
+  }
+
+  /** Gives up the queries and waits whose deadline passed or whose caller has gone. */
+  #expire(): void {
+    const now = performance.now();
+    for (const c of this.#conns) {
+      if (c.inflight > 0 && !c.closed) c.expire(now, this.#o.stallMs);
+    }
+    if (this.#waiting.length === 0) return;
+    const rest: Waiter[] = [];
+    for (const w of this.#waiting) {
+      const s = w.scope;
+      if (s !== undefined && now >= s.deadline) w.fail(new PgAbortError("POOL_TIMEOUT"));
+      else if (s !== undefined && now - w.since >= this.#o.stallMs && s.gone()) {
+        w.fail(new PgAbortError("CLIENT_GONE"));
+      } else rest.push(w);
+    }
+    this.#waiting = rest;
   }
 
   /**
@@ -168,7 +253,8 @@ export class Pool {
     const now = performance.now();
     const last = this.#last;
     if (
-      last !== null && last.batching && !last.reserved && !last.draining && !last.closed &&
+      last !== null && last.batching && !last.reserved && !last.draining && !last.retired &&
+      !last.closed &&
       last.inflight < this.#o.batchMax && now - last.oldestSentAt! <= this.#o.stallMs
     ) {
       return last;
@@ -176,7 +262,7 @@ export class Pool {
     let best: Connection | null = null;
     let bestLoad = Infinity;
     for (const c of this.#conns) {
-      if (c.reserved || c.draining || c.closed) continue;
+      if (c.reserved || c.draining || c.closed || c.retired) continue;
       const load = c.inflight;
       if (load === 0) return this.#last = c;
       if (load >= this.#o.maxPipeline || now - c.oldestSentAt! > this.#o.stallMs) continue;
@@ -194,12 +280,12 @@ export class Pool {
   /** An idle connection for a reservation, or null. */
   #idle(): Connection | null {
     for (const c of this.#conns) {
-      if (!c.reserved && !c.closed && c.inflight === 0) return c;
+      if (!c.reserved && !c.closed && !c.retired && c.inflight === 0) return c;
     }
     return null;
   }
 
-  #wait(reserve: boolean): Promise<Connection> {
+  #wait(reserve: boolean, scope: QueryScope | undefined): Promise<Connection> {
     if (this.#ending) {
       return Promise.reject(
         new PgConnectionError("CONNECTION_ENDED", "the database pool is closed"),
@@ -218,11 +304,15 @@ export class Pool {
       if (total < this.#o.max) this.#open();
       else this.#drainOne();
     }
+    const since = performance.now();
     return new Promise<Connection>((resolve, reject) => {
       this.#waiting.push({
         reserve,
+        scope,
+        since,
         take: (c) => {
           if (reserve) c.reserved = true;
+          this.onWait?.(performance.now() - since);
           resolve(c);
         },
         fail: reject,
@@ -234,7 +324,7 @@ export class Pool {
   #drainOne(): void {
     let best: Connection | null = null;
     for (const c of this.#conns) {
-      if (c.reserved || c.draining || c.closed) continue;
+      if (c.reserved || c.draining || c.closed || c.retired) continue;
       if (best === null || c.inflight < best.inflight) best = c;
     }
     if (best) best.draining = true;
@@ -276,6 +366,7 @@ export class Pool {
         if (this.#waiting.length) this.#drain();
       };
       c.onIdle = () => {
+        if (c.retired && c.inflight === 0 && !c.reserved && !c.closed) this.#close(c);
         if (this.#waiting.length) this.#drain();
         else if (c.draining && c.inflight === 0) c.draining = false;
       };
@@ -314,5 +405,9 @@ export class Pool {
     }, Math.max(1000, this.#o.idleTimeoutMs / 4));
     Deno.unrefTimer(sweeper as unknown as number);
     this.#sweeper = sweeper;
+    if (this.#watch === undefined) {
+      this.#watch = setInterval(() => this.#expire(), this.#o.watchMs);
+      Deno.unrefTimer(this.#watch as unknown as number);
+    }
   }
 }
