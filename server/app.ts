@@ -67,7 +67,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   if (ownDb) services.onClose.unshift(() => db.close());
   services.onClose.unshift(() => obs.shutdown());
   try {
-    obs.attach(services.events);
+    obs.attach(services.events, db);
   } catch (e) {
     for (const fn of [...services.onClose].reverse()) await fn();
     throw e;

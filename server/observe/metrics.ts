@@ -1,8 +1,10 @@
 /**
  * Metrics (METRICS_ENABLED): requests by route, method and status (count and
  * duration), sign-ups, sign-ins by method, token refreshes, e-mails and SMS
- * sent, audit entries, and the runtime's own (memory, event-loop lag,
- * uptime). The domain counters come from `s.events`, so endpoints only emit.
+ * sent, audit entries, the runtime's own (memory, event-loop lag, uptime),
+ * and the PostgreSQL pool's (connections by state, waits for a connection,
+ * timeouts; OpenTelemetry's db.client.* names). The domain counters come from
+ * `s.events`, so endpoints only emit.
  *
  * Exporters: `prometheus` serves the text format on
  * OTEL_EXPORTER_PROMETHEUS_HOST:PORT at path `/` (this server's own listener,
@@ -20,6 +22,7 @@ import {
 } from "../../deps.ts";
 import type { Config } from "../config.ts";
 import type { Events } from "../auth/events.ts";
+import type { Db } from "../db/db.ts";
 import { VERSION } from "../version.ts";
 import type { Logger } from "./log.ts";
 import { otelInt, otelResource, otlpOptions } from "./otel.ts";
@@ -54,7 +57,7 @@ export class Metrics {
   }
 
   /** Starts the configured exporter and subscribes to the domain events. */
-  static start(config: Config, events: Events, log: Logger): Metrics {
+  static start(config: Config, events: Events, log: Logger, db?: Db): Metrics {
     const resource = otelResource(config);
     let m: Metrics;
     if (config.metrics.exporter === "prometheus") {
@@ -84,6 +87,7 @@ export class Metrics {
     const meter = m.#provider.getMeter("authsvc", VERSION);
     m.#observeEvents(events, meter);
     m.#observeRuntime(meter);
+    if (db?.monitor) m.#observeDb(meter, db);
     return m;
   }
 
@@ -125,6 +129,51 @@ export class Metrics {
     events.on("mail_sent", (a) => mails.add(1, { kind: str(a.kind, "unknown") }));
     events.on("sms_sent", (a) => sms.add(1, { provider: str(a.provider, "unknown") }));
     events.on("audit", (a) => audit.add(1, { action: str(a.action, "unknown") }));
+  }
+
+  #observeDb(meter: Meter, db: Db): void {
+    const monitor = db.monitor!;
+    const pool = { "db.client.connection.pool.name": "authsvc" };
+    meter.createObservableUpDownCounter("db.client.connection.count", {
+      description: "PostgreSQL connections by state: idle, or used (queries in flight, reserved)",
+      unit: "{connection}",
+    }).addCallback((r) => {
+      const s = monitor.stats();
+      r.observe(s.idle, { ...pool, "db.client.connection.state": "idle" });
+      r.observe(s.used, { ...pool, "db.client.connection.state": "used" });
+    });
+    meter.createObservableUpDownCounter("db.client.connection.max", {
+      description: "PostgreSQL connections the pool may open",
+      unit: "{connection}",
+    }).addCallback((r) => r.observe(monitor.stats().max, pool));
+    meter.createObservableUpDownCounter("db.client.connection.pending_requests", {
+      description: "Callers waiting for a PostgreSQL connection",
+      unit: "{request}",
+    }).addCallback((r) => r.observe(monitor.stats().pending, pool));
+    const wait = meter.createHistogram("db.client.connection.wait_time", {
+      description:
+        "Time to obtain a PostgreSQL connection: transactions, and statements that had to wait",
+      unit: "s",
+      advice: {
+        explicitBucketBoundaries: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10],
+      },
+    });
+    const poolTimeouts = meter.createCounter("db.client.connection.timeouts", {
+      description: "Waits for a PostgreSQL connection given up at the request's deadline",
+    });
+    const timeouts = meter.createCounter("db.client.operation.timeouts", {
+      description:
+        "Statements given up, by reason: deadline (API_MAX_REQUEST_DURATION), client_gone, statement_timeout",
+    });
+    monitor.onWait = (seconds) => wait.record(seconds, pool);
+    monitor.onTimeout = (reason) => {
+      if (reason === "pool_timeout") poolTimeouts.add(1, pool);
+      else timeouts.add(1, { ...pool, reason });
+    };
+    this.#stop.push(() => {
+      monitor.onWait = null;
+      monitor.onTimeout = null;
+    });
   }
 
   #observeRuntime(meter: Meter): void {

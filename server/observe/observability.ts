@@ -27,9 +27,11 @@ export class Observability {
     return this.tracing ? this.tracing.wrapDb(db) : db;
   }
 
-  /** Starts metrics (subscribing to the domain events). */
-  attach(events: Events): void {
-    if (this.config.metrics.enabled) this.metrics = Metrics.start(this.config, events, this.log);
+  /** Starts metrics (subscribing to the domain events and the database pool's). */
+  attach(events: Events, db?: Db): void {
+    if (this.config.metrics.enabled) {
+      this.metrics = Metrics.start(this.config, events, this.log, db);
+    }
   }
 
   /** Flushes and stops the exporters. */

@@ -27,6 +27,10 @@ export const BASE_ENV: Record<string, string> = {
   AUTHSVC_JWT_SECRET: TEST_JWT_SECRET,
   AUTHSVC_SMTP_ADMIN_EMAIL: "admin@example.com",
   LOG_LEVEL: "error",
+  // The machines running the tests can be slow and shared: the defaults (10 s, 5 s) are left to
+  // production; the tests of the timeouts set their own (tests/server/db/timeouts_test.ts).
+  AUTHSVC_API_MAX_REQUEST_DURATION: "60s",
+  AUTHSVC_DB_STATEMENT_TIMEOUT: "30s",
 };
 
 /** A running test server. */

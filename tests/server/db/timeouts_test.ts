@@ -7,91 +7,18 @@
  * the client goes away. The lock is held by a connection of the test's own.
  */
 import assert from "node:assert/strict";
-import { startTestServer, type TestServer } from "../../helpers/server.ts";
-import { Pool } from "../../../server/db/pg/pool.ts";
-import type { Connection } from "../../../server/db/pg/connection.ts";
-import { parseConnectionString } from "../../../server/db/pg/options.ts";
-import { email, send } from "../ops/_fakes.ts";
+import { send } from "../ops/_fakes.ts";
+import {
+  type Fixture,
+  lockedSession,
+  PG_URL,
+  release,
+  stopsWaiting,
+  until,
+  waitingBackend,
+} from "./_locks.ts";
 
-const PG_URL = Deno.env.get("DATABASE_URL") ?? "";
 const onPg = { ignore: !PG_URL };
-
-/** Polls `probe` until it gives a value (a database state the test waits for), within a bound. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const bound = performance.now() + 60_000;
-  while (performance.now() < bound) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
-
-interface Fixture {
-  srv: TestServer;
-  /** The test's own connections: the lock holder and the observer. */
-  side: Pool;
-  holder: Connection;
-  accessToken: string;
-  refreshToken: string;
-  sessionId: string;
-}
-
-/** A server, a signed-in user, and the user's session row locked FOR UPDATE by another session. */
-async function lockedSession(env: Record<string, string>): Promise<Fixture> {
-  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true", ...env }, {
-    backend: "postgres",
-  });
-  const up = await send(srv, "POST", "/signup", { email: email("lock"), password: "pw-123456" });
-  assert.equal(up.status, 200, JSON.stringify(up.body));
-  const accessToken = up.body.access_token as string;
-  const claims = JSON.parse(atob(accessToken.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
-  const side = new Pool(parseConnectionString(PG_URL), { max: 3 });
-  const holder = await side.reserve();
-  await holder.simple("BEGIN");
-  await holder.query(`SELECT id FROM ${srv.db.t("sessions")} WHERE id = $1 FOR UPDATE`, [
-    claims.session_id,
-  ]);
-  return {
-    srv,
-    side,
-    holder,
-    accessToken,
-    refreshToken: up.body.refresh_token as string,
-    sessionId: claims.session_id,
-  };
-}
-
-async function release(f: Fixture): Promise<void> {
-  if (!f.holder.closed) await f.holder.simple("ROLLBACK").catch(() => {});
-  f.side.release(f.holder);
-  await f.side.end();
-  await f.srv.close();
-}
-
-/** The PID of the backend waiting for the lock on this session's row. */
-function waitingBackend(f: Fixture): Promise<number> {
-  return until("a backend waiting for the session's row lock", async () => {
-    const rows = await f.side.query(
-      `SELECT a.pid FROM pg_stat_activity a
-        WHERE a.wait_event_type = 'Lock' AND a.query LIKE '%FOR UPDATE%'
-          AND a.query LIKE $1 AND a.pid <> pg_backend_pid()`,
-      [`%${f.srv.db.t("sessions")}%`],
-    );
-    return rows.length ? rows[0].pid as number : undefined;
-  });
-}
-
-/** Resolves once that backend no longer waits for a lock (cancelled, or gone). */
-function stopsWaiting(f: Fixture, pid: number): Promise<true> {
-  return until(`backend ${pid} to stop waiting`, async () => {
-    const rows = await f.side.query(
-      `SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1`,
-      [pid],
-    );
-    return rows.length === 0 || rows[0].wait_event_type !== "Lock" ? true : undefined;
-  });
-}
 
 function refresh(f: Fixture, signal?: AbortSignal): Promise<Response> {
   return f.srv.fetch("/token?grant_type=refresh_token", {
@@ -115,7 +42,7 @@ Deno.test({
   ...onPg,
   fn: async () => {
     const f = await lockedSession({
-      AUTHSVC_API_MAX_REQUEST_DURATION: "3s",
+      AUTHSVC_API_MAX_REQUEST_DURATION: "8s",
       AUTHSVC_DB_STATEMENT_TIMEOUT: "0",
     });
     try {
