@@ -6,16 +6,21 @@
  * so the report can show how much of the gap to the one-query baseline is
  * round trips.
  *
- *   deno run -A bench/get_user_one_query.ts <postgres-url> <table-prefix> <jwt-secret>
+ *   deno run -A bench/get_user_one_query.ts <postgres-url> <table-prefix> <jwt-secret> [pool-max]
+ *
+ * postgres.js runs with `pool-max` connections (default 1: its fastest pool size here;
+ * `deno task bench` passes the fastest of its baseline sweep).
  *
  * Prints `listening on http://127.0.0.1:<port>` once ready.
  */
 import postgres from "postgres";
 import * as jose from "jose";
 
-const [url, prefix, secret] = Deno.args;
-if (!url || !/^[a-z0-9_]+$/.test(prefix ?? "") || !secret) {
-  console.error("usage: get_user_one_query.ts <postgres-url> <table-prefix> <jwt-secret>");
+const [url, prefix, secret, poolMax = "1"] = Deno.args;
+if (!url || !/^[a-z0-9_]+$/.test(prefix ?? "") || !secret || !(Number(poolMax) >= 1)) {
+  console.error(
+    "usage: get_user_one_query.ts <postgres-url> <table-prefix> <jwt-secret> [pool-max]",
+  );
   Deno.exit(2);
 }
 const key = await crypto.subtle.importKey(
@@ -25,7 +30,7 @@ const key = await crypto.subtle.importKey(
   false,
   ["verify"],
 );
-const sql = postgres(url, { max: 50, prepare: true, onnotice: () => {} });
+const sql = postgres(url, { max: Number(poolMax), prepare: true, onnotice: () => {} });
 const text = `SELECT row_to_json(u) AS "user",
     (SELECT s.id FROM ${prefix}sessions s WHERE s.id = $2) AS session_id,
     array_to_json(ARRAY(SELECT i FROM ${prefix}identities i

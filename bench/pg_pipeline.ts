@@ -3,7 +3,9 @@
  * statement: 32 callers each running `SELECT $1::int + 1, now()` in a loop,
  * 20,000 statements per round, three rounds each. Prints statements per
  * second and the CPU per statement of this process and of every PostgreSQL
- * process (from /proc), so the cost on both sides shows.
+ * process (from /proc), so the cost on both sides shows. postgres.js runs at
+ * its fastest pool size (one connection here: `deno task bench`'s sweep) and,
+ * for reference, at 4; the own client also with unnamed statements (poolers).
  *
  *   deno run -A bench/pg_pipeline.ts [postgres-url]
  */
@@ -37,10 +39,14 @@ function postgresTicks(): number {
 }
 
 const pool = new Pool(parseConnectionString(url), { max: 50 });
-const sql = postgres(url, { max: 4, prepare: true, onnotice: () => {} });
+const unnamed = new Pool({ ...parseConnectionString(url), unnamedStatements: true }, { max: 50 });
+const sql1 = postgres(url, { max: 1, prepare: true, onnotice: () => {} });
+const sql4 = postgres(url, { max: 4, prepare: true, onnotice: () => {} });
 const subjects: [string, (i: number) => Promise<unknown>][] = [
   ["server/db/pg (max 50, 4 shared)", (i) => pool.query(TEXT, [i])],
-  ["postgres.js (max 4)", (i) => sql.unsafe(TEXT, [i], { prepare: true })],
+  ["postgres.js (max 1, its fastest)", (i) => sql1.unsafe(TEXT, [i], { prepare: true })],
+  ["postgres.js (max 4)", (i) => sql4.unsafe(TEXT, [i], { prepare: true })],
+  ["server/db/pg, unnamed statements", (i) => unnamed.query(TEXT, [i])],
 ];
 try {
   for (const [name, run] of subjects) {
@@ -65,5 +71,7 @@ try {
   }
 } finally {
   await pool.end();
-  await sql.end({ timeout: 5 });
+  await unnamed.end();
+  await sql1.end({ timeout: 5 });
+  await sql4.end({ timeout: 5 });
 }

@@ -107,9 +107,7 @@ async function main(): Promise<number> {
         runs.push([`baseline_one_query_max${max}`, ["query", DB_URL, baselineTable, String(max)]]);
       }
     }
-    runs.push(["baseline_four_queries", ["query4", DB_URL, baselineTable, "50"]]);
-    for (const [name, args] of runs) {
-      if (!wanted(name) && !name.startsWith("baseline_one_query_max")) continue;
+    const runBaseline = async (name: string, args: string[]) => {
       const b = await startBaseline([...args]);
       try {
         results[name] = await measure({
@@ -122,6 +120,10 @@ async function main(): Promise<number> {
       } finally {
         await b.stop();
       }
+    };
+    for (const [name, args] of runs) {
+      if (!wanted(name) && !name.startsWith("baseline_one_query_max")) continue;
+      await runBaseline(name, args);
     }
     const sweep = ONE_QUERY_POOL_SIZES.map((max) => ({
       max,
@@ -132,6 +134,12 @@ async function main(): Promise<number> {
       results.baseline_one_query = best.result!;
       baselinePoolMax = best.max;
       log(`baseline_one_query: postgres.js max ${best.max} was the fastest pool size`);
+    }
+    // Every postgres.js subject runs at the fastest pool size of the sweep (one connection when
+    // the sweep did not run: the fastest on these machines), so each comparison is like for like.
+    const fastestPool = String(baselinePoolMax ?? 1);
+    if (wanted("baseline_four_queries")) {
+      await runBaseline("baseline_four_queries", ["query4", DB_URL, baselineTable, fastestPool]);
     }
 
     // 3. The server, as a separate process on PostgreSQL.
@@ -192,7 +200,7 @@ async function main(): Promise<number> {
       }
       if (fx.accessToken && wanted("get_user_one_query")) {
         const b = await startBaseline(
-          [DB_URL, `${ns}_`, PROCESS_JWT_SECRET],
+          [DB_URL, `${ns}_`, PROCESS_JWT_SECRET, fastestPool],
           "./get_user_one_query.ts",
         );
         try {
@@ -280,7 +288,7 @@ async function main(): Promise<number> {
       }
       if (fx.accessToken && fx.emails.length && wanted("mixed_one_query")) {
         const b = await startBaseline(
-          [DB_URL, `${ns}_`, PROCESS_JWT_SECRET],
+          [DB_URL, `${ns}_`, PROCESS_JWT_SECRET, fastestPool],
           "./get_user_one_query.ts",
         );
         try {
