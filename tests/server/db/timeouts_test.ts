@@ -8,6 +8,9 @@
  */
 import assert from "node:assert/strict";
 import { send } from "../ops/_fakes.ts";
+import { Pool } from "../../../server/db/pg/pool.ts";
+import { parseConnectionString } from "../../../server/db/pg/options.ts";
+import { PgAbortError } from "../../../server/db/pg/errors.ts";
 import {
   type Fixture,
   lockedSession,
@@ -139,6 +142,73 @@ Deno.test({
       assert.equal(f.holder.txStatus, "T", "the lock was still held: the cancel stopped the wait");
     } finally {
       await release(f);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "timeouts (pool): a statement whose caller went away is cancelled; the one pipelined behind it is answered",
+  ...onPg,
+  fn: async () => {
+    const p = new Pool(parseConnectionString(PG_URL), { max: 2 });
+    const side = new Pool(parseConnectionString(PG_URL), { max: 1 });
+    try {
+      let gone = false;
+      const scope = { deadline: Infinity, gone: () => gone };
+      const tag = `sleep_${crypto.randomUUID().slice(0, 8)}`;
+      // Issued in one turn: both go to the same connection, the second behind the first.
+      const slow = p.query(`SELECT pg_sleep(600), $1::text AS tag`, [tag], scope);
+      const behind = p.query(`SELECT $1::int AS one`, [1]);
+      const slowOutcome = slow.then(() => "answered", (e) => e);
+      const pid = await until("the sleeping backend", async () => {
+        const rows = await side.query(
+          `SELECT pid FROM pg_stat_activity WHERE query LIKE '%pg_sleep(600)%'
+            AND pid <> pg_backend_pid() AND state = 'active'`,
+        );
+        return rows.length ? rows[0].pid as number : undefined;
+      });
+      gone = true;
+      const e = await slowOutcome;
+      assert.ok(e instanceof PgAbortError, String(e));
+      assert.equal(e.code, "CLIENT_GONE");
+      assert.deepEqual(await behind, [{ one: 1 }]);
+      await until("the backend to stop sleeping", async () => {
+        const rows = await side.query(
+          `SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND query LIKE '%pg_sleep(600)%'
+            AND state = 'active'`,
+          [pid],
+        );
+        return rows.length === 0 ? true : undefined;
+      });
+      // the pool still answers
+      assert.deepEqual(await p.query(`SELECT $1::int AS two`, [2]), [{ two: 2 }]);
+    } finally {
+      await p.end();
+      await side.end();
+    }
+  },
+});
+
+Deno.test({
+  name: "timeouts (pool): a wait for a connection is given up at the deadline",
+  ...onPg,
+  fn: async () => {
+    const p = new Pool(parseConnectionString(PG_URL), { max: 1 });
+    const c = await p.reserve();
+    try {
+      // The only connection is reserved: this waits, and its deadline passes while it does.
+      const scope = { deadline: performance.now() + 100, gone: () => false };
+      const e = await p.query(`SELECT 1`, [], scope).then(() => null, (e) => e);
+      assert.ok(e instanceof PgAbortError, String(e));
+      assert.equal(e.code, "POOL_TIMEOUT");
+      assert.equal(p.stats().pending, 0);
+      // past its deadline, nothing is sent at all
+      const late = await c.query(`SELECT 1`, [], scope).then(() => null, (e) => e);
+      assert.ok(late instanceof PgAbortError && late.code === "DEADLINE");
+    } finally {
+      p.release(c);
+      await p.end();
     }
   },
 });
