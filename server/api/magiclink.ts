@@ -78,23 +78,30 @@ export async function sendLoginMail(
   const action = user.email_confirmed_at || s.config.mailer.autoconfirm
     ? "magiclink"
     : "confirmation";
-  const flow = pkce
-    ? await createFlowState(s.db, {
-      ...pkce,
-      userId: user.id,
-      authenticationMethod: action === "magiclink" ? "magiclink" : "email/signup",
-    })
-    : undefined;
-  // One interval for every sign-in mail, whichever kind it is, so a 429's
-  // wait tells nothing about the address.
-  await sendActionMail(s, user, action, {
-    redirectTo,
-    flowStateId: flow?.id,
-    intervalSec: s.config.smtp.linkFrequency,
-    // The mail of the sign-up this request made; an unconfirmed account someone else made
-    // gets a plain confirmation, which keeps nothing of theirs (auth/confirm.ts).
-    signup: created ? {} : undefined,
-  });
+  try {
+    const flow = pkce
+      ? await createFlowState(s.db, {
+        ...pkce,
+        userId: user.id,
+        authenticationMethod: action === "magiclink" ? "magiclink" : "email/signup",
+      })
+      : undefined;
+    // One interval for every sign-in mail, whichever kind it is, so a 429's
+    // wait tells nothing about the address.
+    await sendActionMail(s, user, action, {
+      redirectTo,
+      flowStateId: flow?.id,
+      intervalSec: s.config.smtp.linkFrequency,
+      // The mail of the sign-up this request made; an unconfirmed account someone else made
+      // gets a plain confirmation, which keeps nothing of theirs (auth/confirm.ts).
+      signup: created ? {} : undefined,
+    });
+  } catch (e) {
+    // A request that fails leaves no user behind (its flow state goes with it); a retry
+    // creates it again.
+    if (created) await s.users.delete(user.id).catch(() => {});
+    throw e;
+  }
   await s.audit.record({
     action: action === "magiclink" ? "user_recovery_requested" : "user_confirmation_requested",
     actorId: user.id,

@@ -13,7 +13,7 @@
  * the first verified link answers "partial" (no session), the second
  * completes it.
  */
-import { ApiError, unprocessable } from "../api/errors.ts";
+import { ApiError, uniqueViolationAnswer, unprocessable } from "../api/errors.ts";
 import { checkPasswordStrength } from "../auth/passwords.ts";
 import { type OneTimeTokenRow, otpInvalid } from "../auth/otp.ts";
 import { confirmAddressNow, isUnproven, signupClaimOf } from "../auth/confirm.ts";
@@ -199,6 +199,9 @@ async function applyEmailChange(
     email_change_sent_at: null,
     email_change_confirm_status: 0,
     is_anonymous: false, // an anonymous user with a confirmed address is a permanent one
+  }).catch((e) => {
+    // Taken since the check above by a concurrent change: the answer the check gives.
+    throw uniqueViolationAnswer(e) ?? e;
   }) ?? user;
   await s.users.syncLocalIdentity(updated, "email");
   await s.otp.revoke(user.id, ["email_change_new", "email_change_current"]);
