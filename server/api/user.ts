@@ -148,12 +148,31 @@ export function userRoutes(app: Hono<AppEnv>, s: Services): void {
       passwordChanged: false,
       after: [],
     };
+    // What can be refused without side effects is refused before any step sends a code or
+    // uses up a nonce, so a refused request changes nothing.
+    const data = optObject(body, "data");
+    const u0 = caller.user;
+    if (u.password && !(u0.is_anonymous && !u0.email && !u0.phone && !body.email && !body.phone)) {
+      checkPasswordStrength(s.config, u.password);
+    }
     for (const step of [...(steps.get(s) ?? []), dataStep, passwordStep]) await step(u);
     let user = caller.user;
     if (Object.keys(u.fields).length) {
       // The steps checked that no other user has the new e-mail or phone; one that took it
       // since gets the answer it would get a moment later: 422 email_exists / phone_exists.
-      user = await s.users.update(user.id, u.fields).catch((e) => {
+      user = await s.db.transaction(async (tx) => {
+        if (data) {
+          // Merged over the row as it is once locked: concurrent updates of the metadata
+          // each land, as they would one after the other.
+          await s.users.lockProfile(caller.user.id, tx);
+          const current = await s.users.findById(caller.user.id, tx);
+          if (current) {
+            u.fields.raw_user_meta_data = mergeMetadata(current.raw_user_meta_data ?? {}, data);
+            checkObjectBounds("data", u.fields.raw_user_meta_data);
+          }
+        }
+        return await s.users.update(caller.user.id, u.fields, tx);
+      }).catch((e) => {
         throw uniqueViolationAnswer(e) ?? e;
       }) ??
         (() => {

@@ -2,13 +2,23 @@
  * Bad input for every route the server registers (read from the built app,
  * so a new endpoint is covered the day it lands): generated malformed
  * requests must never get a 5xx; a 4xx must be a clear error body
- * ({code, error_code, msg}); the server must stay up; and no request that was
+ * ({code, error_code, msg}); the server must stay up; no request that was
  * refused may change a row (rows of every table are counted before and after
- * each request).
+ * each request); and no answer carries more than 8 KiB of headers. The admin
+ * routes also get every admin query parameter (page, per_page, filter, query
+ * and its scopes, sort, order) with hostile values one at a time
+ * (malformed.ts, adminQueryRequests): a NUL must be a 400.
  */
 import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { BAD_UUIDS, type BadRequest, bodyRequests, bogusJwts, queryRequests } from "./malformed.ts";
+import {
+  adminQueryRequests,
+  BAD_UUIDS,
+  type BadRequest,
+  bodyRequests,
+  bogusJwts,
+  queryRequests,
+} from "./malformed.ts";
 
 const ENV = {
   AUTHSVC_EXTERNAL_PHONE_ENABLED: "true",
@@ -34,6 +44,9 @@ const TABLES = [
   "mfa_challenges",
   "send_log",
 ];
+
+/** Response headers larger than this are refused by common clients and proxies (8 KiB). */
+const MAX_HEADER_BYTES = 8192;
 
 /** Grant types /token is probed with (the body battery runs for each). */
 const TOKEN_GRANTS = ["password", "refresh_token", "pkce", "id_token", "password%00"];
@@ -130,6 +143,11 @@ Deno.test("bad input: no route answers malformed requests with a 5xx or changes 
         return 0;
       }
       const text = await res.text();
+      let headerBytes = 0;
+      for (const [k, v] of res.headers) headerBytes += k.length + v.length + 4;
+      if (headerBytes > MAX_HEADER_BYTES) {
+        tally.failures.push(`${label}: ${headerBytes} bytes of response headers`);
+      }
       tally.tried++;
       tally.byStatus[res.status] = (tally.byStatus[res.status] ?? 0) + 1;
       const after = await counts(srv);
@@ -207,6 +225,9 @@ Deno.test("bad input: no route answers malformed requests with a 5xx or changes 
           }
         }
         for (const r of queryRequests()) reqs.push({ ...r, auth });
+        if (route.path.startsWith("/admin")) {
+          for (const r of adminQueryRequests()) reqs.push({ ...r, auth });
+        }
         for (const r of reqs) {
           const status = await send(route.method, fillPath(route.path, fx), r, baseline4xx);
           if (status >= 200 && status < 400) {

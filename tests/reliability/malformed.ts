@@ -313,6 +313,56 @@ export function queryRequests(): BadRequest[] {
   return out;
 }
 
+/** Query parameters the admin routes read (and a few they do not, which must be ignored). */
+export const ADMIN_QUERY_PARAMS = ["page", "per_page", "filter", "query", "sort", "order"];
+
+/** `query=` scopes of /admin/audit that name no own scope (prototype members among them). */
+const BAD_SCOPES = [
+  "__proto__:x",
+  "constructor:x",
+  "toString:x",
+  "valueOf:",
+  "hasOwnProperty:x",
+  "__defineGetter__:x",
+  ":x",
+  "action",
+  "ACTION:x",
+];
+
+/**
+ * Hostile values in every admin query parameter, one parameter at a time (so
+ * each reaches its own check): the hostile strings, a NUL (must be a 400),
+ * each audit scope with a hostile text, prototype scopes, repeated and huge
+ * parameters. Every answer must be below 500, and its headers small (the
+ * route must not echo the query into `Link`).
+ */
+export function adminQueryRequests(): BadRequest[] {
+  const out: BadRequest[] = [];
+  const add = (kind: string, query: string, mustStatus?: number) =>
+    out.push({ kind, query, must4xx: mustStatus !== undefined, mustStatus });
+  const enc = (v: string) => encodeURIComponent(v.toWellFormed());
+  for (const p of ADMIN_QUERY_PARAMS) {
+    for (
+      const v of [...HOSTILE_STRINGS, "-1", "0", "1e309", "1.5", "0x10", "99999999999999999999"]
+    ) {
+      add(`admin ${p}=${JSON.stringify(v.slice(0, 20))}`, `?${p}=${enc(v)}`);
+    }
+    add(`admin ${p} with a NUL`, `?${p}=a%00b`, 400);
+    add(`admin ${p} repeated`, `?${p}=1&${p}=__proto__&${p}=%00`, 400);
+    add(`admin ${p} 20 kB`, `?${p}=${"9".repeat(20_000)}`);
+  }
+  for (const scope of ["action", "author", "type"]) {
+    for (const v of HOSTILE_STRINGS) {
+      add(`admin query=${scope}:${JSON.stringify(v.slice(0, 20))}`, `?query=${scope}:${enc(v)}`);
+    }
+    add(`admin query=${scope}: with a NUL`, `?query=${scope}:%00`, 400);
+  }
+  for (const scope of BAD_SCOPES) add(`admin query=${scope}`, `?query=${enc(scope)}`);
+  add("admin unknown parameters, 2 x 6 kB", `?junk=${"j".repeat(6000)}&junk2=${"k".repeat(6000)}`);
+  add("admin parameter name with a NUL", "?pa%00ge=1", 400);
+  return out;
+}
+
 /** Replacements for a UUID path parameter. */
 export const BAD_UUIDS = [
   "not-a-uuid",

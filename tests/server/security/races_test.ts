@@ -180,3 +180,19 @@ Deno.test("concurrent factor enrolments with one friendly name: one 200, the oth
     await srv.close();
   }
 });
+
+Deno.test("two tabs updating different metadata keys at the same moment (PUT /user data): both keys kept", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const token = await signUp(srv);
+    const keys = Array.from({ length: 6 }, (_, i) => `tab${i}`);
+    const results = await Promise.all(
+      keys.map((k) => call(srv, "PUT", "/user", { data: { [k]: true } }, token)),
+    );
+    for (const r of results) assert.equal(r.status, 200, JSON.stringify(r.body));
+    const me = await call(srv, "GET", "/user", undefined, token);
+    assert.deepEqual(Object.keys(me.body.user_metadata as Json).sort(), keys);
+  } finally {
+    await srv.close();
+  }
+});
