@@ -95,7 +95,8 @@ export function wellFormedQuery(): MiddlewareHandler {
 /**
  * Reads a JSON object body. An empty body is `{}`. Malformed JSON, a body that
  * is not an object, or one nested deeper than 32 levels is a 400 bad_json; a
- * NUL character in any member is a 400 naming the member.
+ * NUL character or an unpaired surrogate in any key or string is a 400
+ * validation_failed naming the member.
  * Form-encoded bodies are accepted too (GoTrue accepts them on /token).
  */
 export async function readBody(c: Context): Promise<Body> {
