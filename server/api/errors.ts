@@ -53,6 +53,7 @@ export type ErrorCode =
   | "reauthentication_not_valid"
   | "refresh_token_already_used"
   | "refresh_token_not_found"
+  | "request_entity_too_large"
   | "request_timeout"
   | "same_password"
   | "service_unavailable"
