@@ -130,16 +130,17 @@ export function uuidParam(c: Context, name: string): string {
 
 const EMAIL = /^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+\.[^\s@<>()[\],;:"\\]+$/;
 
-/** Validates an e-mail address (422 email_address_invalid otherwise). */
+/**
+ * Validates an e-mail address as GoTrue's `validateEmail` does: 400
+ * validation_failed, "An email address is required" / "... is too long" /
+ * "Unable to validate email address: invalid format". (GoTrue keeps
+ * `email_address_invalid` for a mail its mailer refuses to deliver.)
+ */
 export function checkEmail(email: string): string {
   const e = email.trim();
-  if (e.length > 255 || !EMAIL.test(e)) {
-    throw new ApiError(
-      400,
-      "email_address_invalid",
-      `Unable to validate email address: invalid format`,
-    );
-  }
+  if (!e) throw badRequest("An email address is required");
+  if (e.length > 255) throw badRequest("An email address is too long");
+  if (!EMAIL.test(e)) throw badRequest("Unable to validate email address: invalid format");
   return e.toLowerCase();
 }
 
