@@ -97,6 +97,8 @@ export function adminUpdateFields(
   if (p.phoneConfirm && !user.phone_confirmed_at && (p.phone ?? user.phone)) {
     f.phone_confirmed_at = now;
   }
+  // GoTrue's admin update: a confirmed address makes an anonymous user permanent.
+  if (user.is_anonymous && (f.email_confirmed_at || f.phone_confirmed_at)) f.is_anonymous = false;
   if (hash !== undefined) f.encrypted_password = hash;
   if (p.userMetadata) {
     f.raw_user_meta_data = mergeMetadata(user.raw_user_meta_data ?? {}, p.userMetadata);
