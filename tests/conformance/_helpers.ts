@@ -21,8 +21,9 @@ import { startTestServer, type TestServer, type TestServerOptions } from "../hel
 import { startSmtp, type TestSmtp } from "../helpers/smtp.ts";
 import { type SmsFake, startSmsFake } from "../helpers/sms_fakes.ts";
 import { TestClock } from "../server/phone/helpers.ts";
+import { totpAt } from "../server/mfa/_util.ts";
 
-export { assert, TestClock };
+export { assert, TestClock, totpAt };
 
 /** The supabase/auth commit the cases were read at. */
 export const UPSTREAM_COMMIT = "bc32168e";
@@ -44,6 +45,8 @@ export interface Env {
   smtp: TestSmtp;
   sms?: SmsFake;
   clock: TestClock;
+  /** What GroupOptions.peers started. */
+  peer: J;
   /** A fresh address for this case. */
   email(tag?: string): string;
   /** A fresh E.164 number ("+1555…") for this case. */
@@ -92,6 +95,8 @@ export interface GroupOptions {
   /** Start an SMS gateway fake (twilio) and turn phone sign-ups on. */
   sms?: boolean;
   server?: TestServerOptions;
+  /** Peers started before the server (e.g. provider fakes): their settings, `e.peer`, and how to stop them. */
+  peers?: () => Promise<{ env: Record<string, string>; peer: J; close(): Promise<void> }>;
 }
 
 let seq = 0;
@@ -124,12 +129,19 @@ async function request(
 }
 
 /** Builds the helpers of one group. */
-function envFor(srv: TestServer, smtp: TestSmtp, clock: TestClock, sms?: SmsFake): Env {
+function envFor(
+  srv: TestServer,
+  smtp: TestSmtp,
+  clock: TestClock,
+  sms: SmsFake | undefined,
+  peer: J,
+): Env {
   const e: Env = {
     srv,
     smtp,
     sms,
     clock,
+    peer,
     email: (tag = "c") => `${tag}-${++seq}-${crypto.randomUUID().slice(0, 6)}@example.com`,
     phone: () => `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`,
     call: (method, path, body, token, headers) => request(srv, method, path, body, token, headers),
@@ -178,6 +190,7 @@ export function conformance(
     const sms = opts.sms ? await startSmsFake("twilio") : undefined;
     const clock = new TestClock();
     let srv: TestServer | undefined;
+    const peers = opts.peers ? await opts.peers() : undefined;
     try {
       srv = await startTestServer(
         {
@@ -193,11 +206,12 @@ export function conformance(
           AUTHSVC_RATE_LIMIT_SIGNUP: "100000",
           AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: "100000",
           ...(sms ? { ...sms.env, AUTHSVC_EXTERNAL_PHONE_ENABLED: "true" } : {}),
+          ...peers?.env,
           ...env,
         },
         { clock, ...opts.server },
       );
-      const e = envFor(srv, smtp, clock, sms);
+      const e = envFor(srv, smtp, clock, sms, peers?.peer);
       for (const c of cases) {
         const name = c.difference
           ? `${file} ${c.name} (documented difference: ${c.difference})`
@@ -206,6 +220,7 @@ export function conformance(
       }
     } finally {
       await srv?.close();
+      await peers?.close();
       await sms?.close();
       await smtp.close();
     }
@@ -252,4 +267,29 @@ export async function pkcePair(): Promise<{ verifier: string; challenge: string 
 
 function b64url(b: Uint8Array): string {
   return btoa(String.fromCharCode(...b)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Enrolls a TOTP factor for the session and verifies it: the factor id, its secret and the AAL2 session. */
+export async function totpFactor(e: Env, session: J, friendlyName?: string) {
+  const enroll = await e.call("POST", "/factors", {
+    factor_type: "totp",
+    ...(friendlyName ? { friendly_name: friendlyName } : {}),
+  }, session.access_token);
+  assert.equal(enroll.status, 200, enroll.text);
+  const id = enroll.body.id as string;
+  const secret = enroll.body.totp.secret as string;
+  const aal2 = await verifyTotp(e, session.access_token, id, secret);
+  return { id, secret, aal2 };
+}
+
+/** Challenges and verifies a TOTP factor at the server's clock: the AAL2 token set. */
+export async function verifyTotp(e: Env, token: string, id: string, secret: string): Promise<J> {
+  const ch = await e.call("POST", `/factors/${id}/challenge`, {}, token);
+  assert.equal(ch.status, 200, ch.text);
+  const v = await e.call("POST", `/factors/${id}/verify`, {
+    challenge_id: ch.body.id,
+    code: totpAt(secret, e.clock.now().getTime()),
+  }, token);
+  assert.equal(v.status, 200, v.text);
+  return v.body;
 }
