@@ -39,6 +39,7 @@ export type ErrorCode =
   | "no_authorization"
   | "not_admin"
   | "not_found"
+  | "oauth_provider_error"
   | "otp_disabled"
   | "otp_expired"
   | "over_email_send_rate_limit"
