@@ -198,6 +198,7 @@ export const UPSTREAM_CASES: Record<string, number> = {
   "external_x_test.go": 11,
   "external_zoom_test.go": 9,
   "hooks_test.go": 5,
+  "jwks_test.go": 2,
   "identity_test.go": 16,
   "invite_test.go": 7,
   "logout_test.go": 1,
