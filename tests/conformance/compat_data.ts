@@ -61,6 +61,13 @@ export const ENDPOINTS: Endpoint[] = [
     ours: "302",
     note: "{url} with skip_http_redirect=true",
   },
+  {
+    method: "GET",
+    path: "/user/identities/authorize/continue",
+    gotrue: "",
+    ours: "302",
+    note: "our link flow's browser step: binds the state to the browser (single-use ticket)",
+  },
   { method: "DELETE", path: "/user/identities/:identity_id", gotrue: "200", ours: "200" },
   { method: "GET", path: "/user/oauth/grants", gotrue: "200", ours: "", note: "OAuth server mode" },
   {
