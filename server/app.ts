@@ -84,7 +84,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     onError: () => {
       throw new ApiError(
         413,
-        "validation_failed",
+        "request_entity_too_large",
         `Request body is larger than ${config.api.maxBodyBytes} bytes`,
       );
     },

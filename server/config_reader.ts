@@ -86,7 +86,8 @@ export class ConfigReader {
     try {
       const u = new URL(v);
       if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("scheme");
-      return v.replace(/\/+$/, "");
+      // A fragment is kept as written: a hash-routed SITE_URL ("https://app/#/") keeps its route.
+      return v.includes("#") ? v : v.replace(/\/+$/, "");
     } catch {
       this.problems.push(`${n}: expected an http(s) URL, got "${v}"`);
       return "";

@@ -5,6 +5,7 @@
  * it exists). Every call needs a role claim listed in JWT_ADMIN_ROLES.
  */
 import type { Hono } from "../../deps.ts";
+import { checkPasswordStrength } from "../auth/passwords.ts";
 import { isUniqueViolation, type Queryable } from "../db/db.ts";
 import type { IdentityRow, LocalProvider, UserRow } from "../auth/users.ts";
 import { userToJson } from "../auth/users.ts";
@@ -42,9 +43,7 @@ function conflict(e: unknown): ApiError {
 
 async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: string) {
   if (!p.email && !p.phone) {
-    throw unprocessable(
-      "Cannot create a user without either an email or phone: email or phone is required",
-    );
+    throw badRequest("Cannot create a user without either an email or phone");
   }
   if (p.email && await s.users.findByEmail(p.email)) throw conflict(new Error("email"));
   if (p.phone && await s.users.findByPhone(p.phone)) throw conflict(new Error("phone"));
@@ -90,6 +89,9 @@ async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: string
 }
 
 async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams, actor: string) {
+  // GoTrue checks the strength of a password an admin sets on an existing user
+  // ("" included), not of one given at creation (the admin vouches for it).
+  if (p.passwordSent !== undefined) checkPasswordStrength(s.config, p.passwordSent);
   const now = s.clock.now();
   const hash = p.passwordHash ?? (p.password ? await s.passwords.hash(p.password) : undefined);
   // The columns to write over a given state of the user row.
@@ -207,17 +209,26 @@ async function listUsers(c: Ctx, s: Services) {
     `SELECT count(*)::int AS n FROM ${t} WHERE ${where}`,
     [filter, like],
   );
+  // GoTrue's sort parameter: "created_at asc" or "created_at desc" (the default).
+  const sort = (c.req.query("sort") ?? "").trim().toLowerCase();
+  if (sort && !/^created_at(\s+(asc|desc))?$/.test(sort)) {
+    throw badRequest("sort must be created_at asc or created_at desc");
+  }
+  const dir = sort.endsWith("asc") ? "ASC" : "DESC";
   const users = await s.db.query<UserRow>(
-    `SELECT * FROM ${t} WHERE ${where} ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+    `SELECT * FROM ${t} WHERE ${where} ORDER BY created_at ${dir}, id LIMIT $3 OFFSET $4`,
     [filter, like, perPage, (page - 1) * perPage],
   );
   const ids = await identitiesOf(s.db, s.users.identities, users.map((u) => u.id));
-  const lastPage = Math.max(1, Math.ceil(n / perPage));
-  const base = `${s.config.api.externalUrl}/admin/users`;
-  const link = (p: number, rel: string) =>
-    `<${base}?page=${p}&per_page=${perPage}${
-      filter ? `&filter=${encodeURIComponent(filter)}` : ""
-    }>; rel="${rel}"`;
+  // Links as GoTrue's addPaginationHeaders: the request's path and query with
+  // `page` set (keys sorted), the last page being 0 for an empty list.
+  const lastPage = Math.ceil(n / perPage);
+  const link = (p: number, rel: string) => {
+    const q = new URLSearchParams(new URL(c.req.url).search);
+    q.set("page", String(p));
+    q.sort();
+    return `</admin/users?${q}>; rel="${rel}"`;
+  };
   const links: string[] = [];
   if (page < lastPage) links.push(link(page + 1, "next"));
   links.push(link(lastPage, "last"));

@@ -3,7 +3,6 @@
  * the user columns it sets. Every problem is a 4xx naming the field.
  */
 import type { Config } from "../config.ts";
-import { checkPasswordStrength } from "../auth/passwords.ts";
 import { normalizePhone, type UserFields, type UserRow } from "../auth/users.ts";
 import { parseDurationMs } from "../util/duration.ts";
 import { mergeMetadata } from "./user.ts";
@@ -24,6 +23,8 @@ export interface AdminUserParams {
   email?: string;
   phone?: string;
   password?: string;
+  /** `password` as sent ("" included): an update checks its strength, a creation does not. */
+  passwordSent?: string;
   passwordHash?: string;
   emailConfirm?: boolean;
   phoneConfirm?: boolean;
@@ -40,11 +41,12 @@ const HASH =
 const MAX_GO_DURATION_MS = 9_223_372_036_854.775;
 
 /** Parses and validates the admin user body. */
-export function parseAdminUser(body: Body, config: Config, now: Date): AdminUserParams {
+export function parseAdminUser(body: Body, _config: Config, now: Date): AdminUserParams {
   const p: AdminUserParams = {};
   const id = optString(body, "id", 64);
   if (id !== undefined) {
-    if (!isUuid(id)) throw badRequest("id must be a UUID");
+    if (!isUuid(id)) throw badRequest("ID must conform to the uuid v4 format");
+    if (/^[0-]+$/.test(id)) throw badRequest("ID cannot be a nil uuid");
     p.id = id.toLowerCase();
   }
   const email = optString(body, "email", 320);
@@ -55,7 +57,8 @@ export function parseAdminUser(body: Body, config: Config, now: Date): AdminUser
     if (!n) throw unprocessable("Invalid phone number format (E.164 required): phone");
     p.phone = n;
   }
-  p.password = optString(body, "password", 1024) || undefined;
+  p.passwordSent = optString(body, "password", 1024);
+  p.password = p.passwordSent || undefined;
   const hash = optString(body, "password_hash", 1024);
   if (hash) {
     if (p.password) throw badRequest("Only a password or a password_hash should be provided");
@@ -64,7 +67,6 @@ export function parseAdminUser(body: Body, config: Config, now: Date): AdminUser
     }
     p.passwordHash = hash;
   }
-  if (p.password !== undefined) checkPasswordStrength(config, p.password);
   p.emailConfirm = optBool(body, "email_confirm");
   p.phoneConfirm = optBool(body, "phone_confirm");
   p.userMetadata = optObject(body, "user_metadata");
@@ -105,6 +107,8 @@ export function adminUpdateFields(
   if (p.phoneConfirm && !user.phone_confirmed_at && (p.phone ?? user.phone)) {
     f.phone_confirmed_at = now;
   }
+  // GoTrue's admin update: a confirmed address makes an anonymous user permanent.
+  if (user.is_anonymous && (f.email_confirmed_at || f.phone_confirmed_at)) f.is_anonymous = false;
   if (hash !== undefined) f.encrypted_password = hash;
   if (p.userMetadata) {
     f.raw_user_meta_data = mergeMetadata(user.raw_user_meta_data ?? {}, p.userMetadata);

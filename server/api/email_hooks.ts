@@ -120,12 +120,22 @@ async function emailChangeStep(u: UserUpdate): Promise<void> {
     });
   }
   const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, u.body));
+  // With `code_challenge` the confirming link continues a PKCE flow (?code=), as in GoTrue.
+  const pkce = readPkceParams(u.body);
   u.fields.email_change = email;
   u.fields.email_change_sent_at = s.clock.now();
   u.fields.email_change_confirm_status = 0;
   u.after.push(async (written) => {
-    const sent = await sendActionMail(s, written, "email_change_new", { redirectTo });
-    if (both) await sendActionMail(s, sent, "email_change_current", { redirectTo });
+    const flow = pkce
+      ? await createFlowState(s.db, {
+        ...pkce,
+        userId: written.id,
+        authenticationMethod: "email_change",
+      })
+      : undefined;
+    const opts = { redirectTo, flowStateId: flow?.id };
+    const sent = await sendActionMail(s, written, "email_change_new", opts);
+    if (both) await sendActionMail(s, sent, "email_change_current", opts);
     await s.audit.record({
       action: "user_modified",
       actorId: written.id,

@@ -86,7 +86,7 @@ export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
     const body = await readBody(c);
     const type = reqString(body, "type", 32) as LinkType;
     if (!TYPES.includes(type)) throw badRequest(`type must be one of ${TYPES.join(", ")}`);
-    const email = checkEmail(reqString(body, "email", 320));
+    const email = checkEmail(optString(body, "email", 320) ?? "");
     const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
     const data = optObject(body, "data");
     let user: UserRow | null;

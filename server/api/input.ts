@@ -208,22 +208,23 @@ const EMAIL = /^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+\.[^\s@<>()[\],;:"\\]+$
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}]/u;
 
 /**
- * Validates an e-mail address and answers its canonical form, the one every
- * lookup and the unique index compare (normalizeEmail: trimmed, lower case,
- * NFC). Refused with 400 email_address_invalid, as GoTrue answers: a malformed
- * address, and one with a control character, a format character (bidi or
+ * Validates an e-mail address as GoTrue's `validateEmail` does (400
+ * validation_failed, "An email address is required" / "... is too long" /
+ * "Unable to validate email address: invalid format"; GoTrue keeps
+ * `email_address_invalid` for a mail its mailer refuses to deliver) and
+ * answers its canonical form, the one every lookup and the unique index
+ * compare (normalizeEmail: trimmed, lower case, NFC). Also refused as an
+ * invalid format: a control character, a format character (bidi or
  * zero-width marks, which make two addresses look alike) or an unpaired
  * surrogate (which storage would turn into U+FFFD, merging `x\ud800@…` and
  * `x\udfff@…` into one account).
  */
 export function checkEmail(email: string): string {
   const e = email.trim();
-  if (e.length > 255 || !EMAIL.test(e) || INVISIBLE.test(e)) {
-    throw new ApiError(
-      400,
-      "email_address_invalid",
-      `Unable to validate email address: invalid format`,
-    );
+  if (!e) throw badRequest("An email address is required");
+  if (e.length > 255) throw badRequest("An email address is too long");
+  if (!EMAIL.test(e) || INVISIBLE.test(e)) {
+    throw badRequest("Unable to validate email address: invalid format");
   }
   return normalizeEmail(e);
 }

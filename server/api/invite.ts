@@ -13,7 +13,7 @@ import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, bearerToken, clientIp, type Ctx } from "./context.ts";
 import { ApiError } from "./errors.ts";
-import { checkEmail, optObject, readBody, redirectToParam, reqString } from "./input.ts";
+import { checkEmail, optObject, optString, readBody, redirectToParam } from "./input.ts";
 
 /** The caller's claims when it has the service role or an admin role (403 not_admin otherwise). */
 export async function requireServiceOrAdmin(c: Ctx, s: Services) {
@@ -69,7 +69,7 @@ export function inviteRoutes(app: Hono<AppEnv>, s: Services): void {
   app.post("/invite", async (c) => {
     const claims = await requireServiceOrAdmin(c, s);
     const body = await readBody(c);
-    const email = checkEmail(reqString(body, "email", 320));
+    const email = checkEmail(optString(body, "email", 320) ?? "");
     const data = optObject(body, "data") ?? {};
     const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
     const before = await s.users.findByEmail(email);

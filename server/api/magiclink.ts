@@ -1,8 +1,8 @@
 /**
  * POST /magiclink {email} (the older endpoint; /otp is preferred): a mail
- * with a sign-in link and a code. An unknown address becomes a user (unless
- * sign-ups are disabled) and gets the confirmation mail instead; either way
- * the answer is `{}`, so nobody learns which addresses have accounts. Magic
+ * with a sign-in link and a code. An unknown address becomes a user and gets
+ * the confirmation mail instead (answer `{}` either way); with sign-ups
+ * disabled it is refused with 422 signup_disabled, as GoTrue does. Magic
  * links to one address: one per SMTP_LINK_FREQUENCY (60 s).
  */
 import type { Hono } from "../../deps.ts";
@@ -10,11 +10,11 @@ import { isUniqueViolation } from "../db/db.ts";
 import { createFlowState, readPkceParams } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
-import { sendActionMail, withoutMail } from "../mail/flows.ts";
+import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
-import { unprocessable } from "./errors.ts";
-import { type Body, checkEmail, optObject, readBody, redirectToParam, reqString } from "./input.ts";
+import { ApiError, unprocessable } from "./errors.ts";
+import { type Body, checkEmail, optObject, optString, readBody, redirectToParam } from "./input.ts";
 
 /** 422 email_provider_disabled unless EXTERNAL_EMAIL_ENABLED. */
 export function requireEmailEnabled(s: Services): void {
@@ -26,7 +26,7 @@ export function requireEmailEnabled(s: Services): void {
 /**
  * Sends a sign-in mail for `body.email`: a magic link and code to a confirmed
  * user, the confirmation mail to a new or unconfirmed one. `createUser`
- * false: an unknown address gets nothing (and the same `{}` answer).
+ * false: an unknown address gets nothing and a 422 otp_disabled, as in GoTrue.
  */
 export async function sendLoginMail(
   c: Ctx,
@@ -35,16 +35,19 @@ export async function sendLoginMail(
   createUser: boolean,
 ): Promise<Response> {
   requireEmailEnabled(s);
-  const email = checkEmail(reqString(body, "email", 320));
+  const email = checkEmail(optString(body, "email", 320) ?? "");
   const pkce = readPkceParams(body);
   const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
   const data = optObject(body, "data") ?? {};
   let user: UserRow | null = await s.users.findByEmail(email);
   let created = false;
   if (!user) {
-    if (!createUser || s.config.disableSignup) {
-      await withoutMail(s, "magiclink", email); // same limits, same time, no mail
-      return c.json({});
+    // As GoTrue: create_user false refuses an unknown address (422
+    // otp_disabled), and so does a server with sign-ups off (422
+    // signup_disabled); nothing is sent either way.
+    if (!createUser) throw new ApiError(422, "otp_disabled", "Signups not allowed for otp");
+    if (s.config.disableSignup) {
+      throw new ApiError(422, "signup_disabled", "Signups not allowed for this instance");
     }
     try {
       user = await s.db.transaction((tx) =>

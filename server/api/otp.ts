@@ -3,7 +3,7 @@
  * (MAILER_OTP_LENGTH) in the same message; `{phone}` sends an SMS code (the
  * phone side, api/phone.ts). `create_user` (default true)
  * governs whether an unknown address becomes a user; when it is false an
- * unknown address gets no mail and the same `{}` answer as a known one.
+ * unknown address gets nothing and 422 otp_disabled (GoTrue's answer).
  */
 import type { Hono } from "../../deps.ts";
 import type { Services } from "../services.ts";

@@ -9,7 +9,8 @@
  *   sends a new code, of a confirmed one nothing.
  * - POST /otp {phone, create_user}: a code to the number; an unknown number
  *   becomes a user when create_user is true (the default) and sign-ups are
- *   allowed, else 422 otp_disabled, as GoTrue answers.
+ *   allowed; else 422 otp_disabled (create_user false) or signup_disabled,
+ *   as GoTrue answers.
  * - POST /verify {type: "sms" | "phone_change", phone, token}: a session.
  * - PUT /user {phone}: a code to the new number (phone_change,
  *   phone_change_sent_at); with SMS_AUTOCONFIRM the number changes at once.
@@ -46,17 +47,32 @@ async function findByPhoneChange(s: Services, phone: string): Promise<UserRow | 
   return rows[0] ?? null;
 }
 
+/**
+ * `channel` may be "sms" (the default) or, in GoTrue, "whatsapp" with
+ * Twilio; we send SMS only, so anything else is GoTrue's 400 for a provider
+ * without WhatsApp.
+ */
+export function checkChannel(body: Body): void {
+  const ch = body.channel;
+  if (ch === undefined || ch === null || ch === "" || ch === "sms") return;
+  throw badRequest(
+    "Invalid channel, supported values are 'sms' or 'whatsapp'. 'whatsapp' is only supported if Twilio or Twilio Verify is used as the provider.",
+  );
+}
+
 /** POST /otp with a phone: `{message_id}` once the code is sent. */
 export async function otpByPhone(c: Ctx, s: Services, body: Body): Promise<Response> {
   requirePhoneEnabled(s);
   const phone = parsePhone(body.phone);
+  checkChannel(body);
   const createUser = optBool(body, "create_user") ?? true;
   const data = optObject(body, "data") ?? {};
   let user = await s.users.findByPhone(phone);
   let created = false;
   if (!user) {
-    if (!createUser || s.config.disableSignup) {
-      throw new ApiError(422, "otp_disabled", "Signups not allowed for otp");
+    if (!createUser) throw new ApiError(422, "otp_disabled", "Signups not allowed for otp");
+    if (s.config.disableSignup) {
+      throw new ApiError(422, "signup_disabled", "Signups not allowed for this instance");
     }
     try {
       user = await s.db.transaction((tx) =>
@@ -221,10 +237,22 @@ export async function resendByPhone(
   s: Services,
   body: Body,
   type: "sms" | "phone_change",
+  /** phone_change named by the user's e-mail (GoTrue allows it). */
+  email?: string,
 ): Promise<Response> {
   requirePhoneEnabled(s);
-  const phone = parsePhone(body.phone);
   const started = s.sms.timing.now();
+  if (email) {
+    const owner = type === "phone_change" ? await s.users.findByEmail(email) : null;
+    if (owner?.phone_change) {
+      await s.sms.sendOtp({ userId: owner.id, phone: owner.phone_change, type });
+      await s.users.update(owner.id, { phone_change_sent_at: s.clock.now() });
+    } else {
+      await s.sms.timing.pad(type, started);
+    }
+    return c.json({ message_id: crypto.randomUUID() });
+  }
+  const phone = parsePhone(body.phone);
   let user = await s.users.findByPhone(phone);
   let to: string | null;
   if (type === "sms") {

@@ -11,7 +11,7 @@ import { verifyRedirectTo } from "../auth/redirect.ts";
 import { sendActionMail, withoutMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp } from "./context.ts";
-import { checkEmail, readBody, redirectToParam, reqString } from "./input.ts";
+import { checkEmail, optString, readBody, redirectToParam } from "./input.ts";
 import { requireEmailEnabled } from "./magiclink.ts";
 
 /** POST /recover. */
@@ -19,7 +19,7 @@ export function recoverRoutes(app: Hono<AppEnv>, s: Services): void {
   app.post("/recover", async (c) => {
     const body = await readBody(c);
     requireEmailEnabled(s);
-    const email = checkEmail(reqString(body, "email", 320));
+    const email = checkEmail(optString(body, "email", 320) ?? "");
     const pkce = readPkceParams(body);
     const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
     const user = await s.users.findByEmail(email);

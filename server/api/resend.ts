@@ -7,15 +7,16 @@
  * was anything to send, so nobody learns which addresses have accounts.
  */
 import type { Hono } from "../../deps.ts";
+import { createFlowState, readPkceParams } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
 import { sendActionMail, withoutMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp } from "./context.ts";
 import { badRequest } from "./errors.ts";
-import { checkEmail, optString, readBody, redirectToParam, reqString } from "./input.ts";
-import { requireEmailEnabled } from "./magiclink.ts";
+import { type Body, checkEmail, optString, readBody, redirectToParam } from "./input.ts";
 import { resendByPhone } from "./phone.ts";
+import { parsePhone } from "../auth/phone.ts";
 
 async function findEmailChange(s: Services, email: string): Promise<UserRow | null> {
   const byCurrent = await s.users.findByEmail(email);
@@ -28,30 +29,76 @@ async function findEmailChange(s: Services, email: string): Promise<UserRow | nu
   return rows[0] ?? null;
 }
 
+/**
+ * Validates as GoTrue's ResendConfirmationParams.Validate, in its order,
+ * and returns the address the request names.
+ */
+function readResend(s: Services, body: Body): { type: string; email?: string; phone?: string } {
+  const type = optString(body, "type", 32) ?? "";
+  if (!["signup", "email_change", "sms", "phone_change"].includes(type)) {
+    throw badRequest("Missing one of these types: signup, email_change, sms, phone_change");
+  }
+  if (type === "signup" || type === "email_change") readPkceParams(body);
+  const email = optString(body, "email", 320);
+  const phone = optString(body, "phone", 64);
+  if (!email && type === "signup") throw badRequest("Type provided requires an email address");
+  if (!phone && type === "sms") throw badRequest("Type provided requires a phone number");
+  if (email && phone) {
+    throw badRequest("Only an email address or phone number should be provided.");
+  }
+  if (email) {
+    if (!s.config.external.emailEnabled) {
+      throw badRequest("Email logins are disabled", "email_provider_disabled");
+    }
+    return { type, email: checkEmail(email) };
+  }
+  if (phone) return { type, phone };
+  throw badRequest("Missing email address or phone number");
+}
+
 /** POST /resend. */
 export function resendRoutes(app: Hono<AppEnv>, s: Services): void {
   app.post("/resend", async (c) => {
     const body = await readBody(c);
-    const type = reqString(body, "type", 32);
-    if (type === "sms" || type === "phone_change") return await resendByPhone(c, s, body, type);
-    if (type !== "signup" && type !== "email_change") {
-      throw badRequest("type must be one of signup, email_change, sms, phone_change");
+    const { type, email: address, phone } = readResend(s, body);
+    if (type === "sms" || type === "phone_change") {
+      return await resendByPhone(c, s, body, type, address);
     }
-    if (optString(body, "phone", 64)) {
-      throw badRequest(`phone cannot be used with type ${type}; use email`);
-    }
-    requireEmailEnabled(s);
-    const email = checkEmail(reqString(body, "email", 320));
+    const pkce = readPkceParams(body);
     const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
     const messageId = crypto.randomUUID();
+    if (phone) {
+      // GoTrue: an e-mail change pending on the user with this phone is sent again.
+      const p = parsePhone(phone);
+      let user = type === "email_change" ? await s.users.findByPhone(p) : null;
+      if (!user?.email_change) {
+        await withoutMail(s, "email_change_new", p);
+        return c.json({ message_id: messageId });
+      }
+      user = await s.users.update(user.id, { email_change_confirm_status: 0 }) ?? user;
+      await sendActionMail(s, user, "email_change_new", { redirectTo });
+      return c.json({ message_id: messageId });
+    }
+    const email = address!;
     if (type === "signup") {
       const user = await s.users.findByEmail(email);
       if (!user || user.email_confirmed_at) {
         await withoutMail(s, "confirmation", email); // same limits, same time, no mail
         return c.json({ message_id: messageId });
       }
+      const flow = pkce
+        ? await createFlowState(s.db, {
+          ...pkce,
+          userId: user.id,
+          authenticationMethod: "email/signup",
+        })
+        : undefined;
       // The pending sign-up's confirmation again (auth/confirm.ts: what the row's sign-up set).
-      await sendActionMail(s, user, "confirmation", { redirectTo, signup: {} });
+      await sendActionMail(s, user, "confirmation", {
+        redirectTo,
+        flowStateId: flow?.id,
+        signup: {},
+      });
       await s.audit.record({
         action: "user_confirmation_requested",
         actorId: user.id,

@@ -54,6 +54,8 @@ function fabricatedUser(
   data: Record<string, unknown>,
   confirmationSent: boolean,
   createdAt: Date,
+  confirmed: boolean,
+  invited: boolean,
 ): Record<string, unknown> {
   const later = s.clock.now();
   const now = later.getTime() > createdAt.getTime() ? later : new Date(createdAt.getTime() + 1);
@@ -102,7 +104,13 @@ function fabricatedUser(
     created_at: createdAt,
     updated_at: createdAt,
   };
-  return userToJson(row, { identities: [identity] });
+  // GoTrue's sanitizeUser answers a confirmed address with `identities: []`,
+  // which supabase-js apps read as "already registered"; an unconfirmed one
+  // gets its confirmation again and an answer with the identity.
+  // An invited user's answer leaves out what the inviter set (GoTrue's
+  // HasBeenInvited branch): no identities, no user_metadata.
+  if (invited) row.raw_user_meta_data = {};
+  return userToJson(row, { identities: confirmed || invited ? [] : [identity] });
 }
 
 /**
@@ -159,5 +167,19 @@ export async function duplicateSignup(
     }
   }
   await padLikeFresh(s, channel, lookedUp);
-  return c.json(fabricatedUser(s, channel, address, data, hooks.length > 0, createdAt));
+  const confirmed = channel === "email"
+    ? !!existing.email_confirmed_at
+    : !!existing.phone_confirmed_at;
+  return c.json(
+    fabricatedUser(
+      s,
+      channel,
+      address,
+      data,
+      hooks.length > 0,
+      createdAt,
+      confirmed,
+      !!existing.invited_at,
+    ),
+  );
 }

@@ -100,7 +100,8 @@ async function passwordStep(u: UserUpdate): Promise<void> {
   const { s, user } = u;
   if (u.password === undefined) return;
   if (u.password === "") throw unprocessable("password must not be empty");
-  if (user.is_anonymous && !user.email && !user.phone && !u.fields.email && !u.fields.phone) {
+  // GoTrue checks the request: an anonymous user may set a password with a new address.
+  if (user.is_anonymous && !optString(u.body, "email", 320) && !optString(u.body, "phone", 64)) {
     throw unprocessable(
       "Updating password of an anonymous user without an email or phone is not allowed",
     );

@@ -12,9 +12,9 @@
  * prefetch, X-Moz: prefetch) never consume a token: mail scanners that open
  * links first do no harm.
  *
- * POST: `{type, token_hash}`, `{type, token, email}` (the code of the mail),
- * `{type, token}` (the link's token), or `{type: "sms" | "phone_change",
- * phone, token}` (the phone side, api/phone.ts). Answers a token set with
+ * POST: `{type, token_hash}` (the link's token), `{type, token, email}` (the
+ * code of the mail), or `{type: "sms" | "phone_change", phone, token}` (the
+ * phone side, api/phone.ts), validated as GoTrue's VerifyParams.Validate. Answers a token set with
  * `type`; `password` sets the password (required for signup when the user
  * has none).
  */
@@ -60,6 +60,15 @@ function withFragment(url: string, params: Record<string, string>): string {
   const u = new URL(url);
   u.hash = new URLSearchParams(params).toString();
   return u.toString();
+}
+
+/**
+ * The session's redirect, as GoTrue's AsRedirectURL builds it: the
+ * parameters appended after a "#", so a hash-routed SITE_URL such as
+ * `https://app/#/` keeps its route (`https://app/#/#access_token=…`).
+ */
+function tokenFragment(url: string, params: Record<string, string>): string {
+  return `${url}#${new URLSearchParams(params)}`;
 }
 
 /** The OAuth `error` of a redirect, by the status the failure would have as JSON (GoTrue's map). */
@@ -129,7 +138,7 @@ async function verifyGet(c: Ctx, s: Services): Promise<Response> {
   }
   const set = await session(c, s, v);
   return c.redirect(
-    withFragment(redirectTo, {
+    tokenFragment(redirectTo, {
       access_token: set.access_token,
       token_type: set.token_type,
       expires_in: String(set.expires_in),
@@ -143,27 +152,32 @@ async function verifyGet(c: Ctx, s: Services): Promise<Response> {
 
 async function verifyPost(c: Ctx, s: Services): Promise<Response> {
   const body = await readBody(c);
+  // Checked in the order of GoTrue's VerifyParams.Validate, with its messages.
   const type = optString(body, "type", 32);
-  if (!type) throw badRequest("type is required");
+  if (!type) throw badRequest("Verify requires a verification type");
+  const tokenHash = optString(body, "token_hash", 256);
+  const token = optString(body, "token", 256);
+  if (!token === !tokenHash) throw badRequest("Verify requires either a token or a token hash");
+  const email = optString(body, "email", 320);
+  const phone = optString(body, "phone", 64);
   if (type === "sms" || type === "phone_change") {
-    return c.json({ ...(await verifyByPhone(c, s, body, type)), type });
+    if (token) return c.json({ ...(await verifyByPhone(c, s, body, type)), type });
   }
   if (!isEmailType(type)) {
     throw badRequest(`type must be one of ${EMAIL_VERIFY_TYPES.join(", ")}, sms, phone_change`);
   }
-  const tokenHash = optString(body, "token_hash", 256);
-  const token = optString(body, "token", 256);
-  const email = optString(body, "email", 320);
   const password = optString(body, "password", 1024);
-  if (optString(body, "phone", 64)) {
-    throw badRequest("Only an email address should be provided for this verification type");
-  }
   let cred: EmailCredential;
-  if (tokenHash) cred = { kind: "link", token: tokenHash };
-  else if (token && email) cred = { kind: "code", email, code: token };
-  else if (token && type !== "email") cred = { kind: "link", token };
-  else if (token) throw badRequest("email is required to verify a code");
-  else throw badRequest("Verify requires either a token or a token_hash");
+  if (tokenHash) {
+    if (email || phone || optString(body, "redirect_to", 2048)) {
+      throw badRequest("Only the token_hash and type should be provided");
+    }
+    cred = { kind: "link", token: tokenHash };
+  } else if (email && !phone) {
+    cred = { kind: "code", email, code: token! };
+  } else {
+    throw badRequest("Only an email address or phone number should be provided on verify");
+  }
   const v = await verifyEmailToken(s, type, cred, {
     password,
     passwordRequired: true,

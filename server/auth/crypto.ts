@@ -10,6 +10,15 @@ export function randomToken(n = 32): string {
   return base64url(crypto.getRandomValues(new Uint8Array(n)));
 }
 
+/** `n` random bytes as lower-case hex (GoTrue's `hashed_token` format for n = 28). */
+export function randomHex(n: number): string {
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(n)),
+    (b) => b.toString(16).padStart(2, "0"),
+  )
+    .join("");
+}
+
 /** A random numeric code of `digits` digits (uniform, leading zeros kept). */
 export function randomDigits(digits: number): string {
   let out = "";

@@ -3,7 +3,7 @@
  * nonces. Shared by the e-mail and phone flows.
  *
  * Every issued token is one row of `one_time_tokens` holding only hashes:
- * - `token_hash`: SHA-256 (hex) of a 32-byte random link secret, the value a
+ * - `token_hash`: SHA-256 (hex) of a 28-byte random link secret (56 hex digits, GoTrue's format), the value a
  *   mail puts in `?token=` (and `{{ .TokenHash }}`); high entropy, so it is
  *   looked up by its hash directly.
  * - `code_hash`: HMAC-SHA256 keyed by a server secret of the token type, the
@@ -43,7 +43,7 @@ import {
   hmacBase64url,
   hmacKey,
   randomDigits,
-  randomToken,
+  randomHex,
   sha256Hex,
   timingSafeEqual,
 } from "./crypto.ts";
@@ -130,7 +130,9 @@ export class OneTimeTokens {
   /** Issues a token, replacing the user's pending tokens of the same type. */
   async issue(o: IssueTokenOptions, q: Queryable = this.db): Promise<IssuedToken> {
     const now = this.clock.now();
-    const link = randomToken(32);
+    // GoTrue's token_hash is 56 lower-case hex digits (a SHA-224); ours has
+    // that format but is 28 random bytes rather than a hash of address and code.
+    const link = randomHex(28);
     const code = randomDigits(o.codeLength ?? 6);
     const linkHash = await sha256Hex(link);
     const expiresAt = new Date(now.getTime() + o.ttlSec * 1000);

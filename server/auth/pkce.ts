@@ -63,9 +63,13 @@ const CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/;
 export function readPkceParams(body: Body): PkceParams | undefined {
   const ch = body.code_challenge;
   const m = body.code_challenge_method;
-  if (ch === undefined || ch === null || ch === "") {
-    return undefined;
+  const noChallenge = ch === undefined || ch === null || ch === "";
+  const noMethod = m === undefined || m === null || m === "";
+  if (noChallenge !== noMethod) {
+    // GoTrue's validatePKCEParams: one without the other is refused
+    throw badRequest("PKCE flow requires code_challenge_method and code_challenge");
   }
+  if (noChallenge) return undefined;
   if (typeof ch !== "string" || !CHALLENGE.test(ch)) {
     throw badRequest(
       "code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_', '~'",

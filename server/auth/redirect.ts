@@ -75,7 +75,9 @@ function compile(entry: string): Pattern | null {
   const pm = /^(.*?)(?::(\d+|\*))?$/.exec(hostPort)!;
   const defaultPort = scheme === "https:" ? "443" : scheme === "http:" ? "80" : "";
   const port = pm[2] === undefined || pm[2] === defaultPort ? "" : pm[2];
-  const path = m[3] === "" ? "/" : m[3];
+  // A host ending in `**` with no path (`com.example.app://**`) matches any
+  // path too, as GoTrue's whole-URL glob does.
+  const path = m[3] === "" ? (pm[1].endsWith("**") ? "/**" : "/") : m[3];
   return {
     scheme,
     host: globRe(pm[1], "[a-z0-9_-]"),

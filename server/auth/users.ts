@@ -277,15 +277,19 @@ export class Users {
   }
 
   /** Adds a provider to raw_app_meta_data.providers (and sets provider when unset). */
+  // GoTrue derives providers from identities: an anonymous user's first
+  // identity replaces "anonymous" (models.User.UpdateAppMetaDataProviders).
   async addProvider(userId: string, provider: string, q: Queryable = this.db): Promise<void> {
     await q.query(
       `UPDATE ${this.table} SET raw_app_meta_data =
          jsonb_set(
-           CASE WHEN raw_app_meta_data ? 'provider' THEN raw_app_meta_data
+           CASE WHEN raw_app_meta_data ? 'provider'
+                  AND raw_app_meta_data->>'provider' <> 'anonymous' THEN raw_app_meta_data
                 ELSE raw_app_meta_data || jsonb_build_object('provider', $2::text) END,
            '{providers}',
            (SELECT COALESCE(jsonb_agg(DISTINCT p), '[]'::jsonb) FROM jsonb_array_elements_text(
-              COALESCE(raw_app_meta_data->'providers', '[]'::jsonb) || jsonb_build_array($2::text)) AS p)
+              COALESCE(raw_app_meta_data->'providers', '[]'::jsonb) || jsonb_build_array($2::text)) AS p
+            WHERE p <> 'anonymous' OR $2::text = 'anonymous')
          ),
          updated_at = now()
        WHERE id = $1`,

@@ -115,6 +115,7 @@ export async function verifyEmailToken(
     throw new ApiError(403, "user_banned", "User is banned");
   }
   const linkType = LINK_TYPE[token.token_type] ?? type;
+  const firstConfirmation = !user.email_confirmed_at;
 
   if (token.token_type.startsWith("email_change")) {
     return await applyEmailChange(s, user, token, opts.ip);
@@ -155,6 +156,10 @@ export async function verifyEmailToken(
     traits: { provider: "email", type: linkType },
     ip: opts.ip,
   });
+  // GoTrue's User.Confirm also records the confirmation in user_metadata.
+  if (firstConfirmation && user.email_confirmed_at) {
+    user = await s.users.update(user.id, { raw_user_meta_data: verifiedMeta(user) }) ?? user;
+  }
   return { user, token, type: linkType, partial: false };
 }
 
@@ -220,4 +225,9 @@ async function applyEmailChange(
     });
   }
   return { user: updated, token, type: "email_change", partial: false };
+}
+
+/** user_metadata with `email_verified: true`, as GoTrue's User.Confirm writes it. */
+export function verifiedMeta(user: { raw_user_meta_data: Record<string, unknown> | null }) {
+  return { ...(user.raw_user_meta_data ?? {}), email_verified: true };
 }
