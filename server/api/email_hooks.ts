@@ -12,7 +12,7 @@
  *   GET /reauthenticate; the password-changed notification mail.
  */
 import type { Hono } from "../../deps.ts";
-import { createFlowState, exchangeAuthCode, readPkceParams } from "../auth/pkce.ts";
+import { exchangeAuthCode, readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { checkPasswordStrength } from "../auth/passwords.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { sendActionMail } from "../mail/flows.ts";
@@ -143,17 +143,15 @@ export function emailHooks(_app: Hono<AppEnv>, s: Services): void {
       return;
     }
     const pkce = readPkceParams(body);
-    const flow = pkce
-      ? await createFlowState(s.db, {
-        ...pkce,
-        userId: user.id,
-        authenticationMethod: "email/signup",
-      })
-      : undefined;
-    const sent = await sendActionMail(s, user, "confirmation", {
-      redirectTo: verifyRedirectTo(s.config, redirectTo),
-      flowStateId: flow?.id,
-    }).catch(async (e) => {
+    const sent = await withFlowState(
+      s.db,
+      pkce && { ...pkce, userId: user.id, authenticationMethod: "email/signup" },
+      (flowStateId) =>
+        sendActionMail(s, user, "confirmation", {
+          redirectTo: verifyRedirectTo(s.config, redirectTo),
+          flowStateId,
+        }),
+    ).catch(async (e) => {
       if (duplicate) await s.mailer.timing.pad("confirmation", started);
       throw e;
     });

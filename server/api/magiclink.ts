@@ -7,7 +7,7 @@
  */
 import type { Hono } from "../../deps.ts";
 import { isUniqueViolation } from "../db/db.ts";
-import { createFlowState, readPkceParams } from "../auth/pkce.ts";
+import { readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
 import { sendActionMail, withoutMail } from "../mail/flows.ts";
@@ -76,20 +76,19 @@ export async function sendLoginMail(
   const action = user.email_confirmed_at || s.config.mailer.autoconfirm
     ? "magiclink"
     : "confirmation";
-  const flow = pkce
-    ? await createFlowState(s.db, {
-      ...pkce,
-      userId: user.id,
-      authenticationMethod: action === "magiclink" ? "magiclink" : "email/signup",
-    })
-    : undefined;
+  const flowOf = pkce && {
+    ...pkce,
+    userId: user.id,
+    authenticationMethod: action === "magiclink" ? "magiclink" : "email/signup",
+  };
   // One interval for every sign-in mail, whichever kind it is, so a 429's
   // wait tells nothing about the address.
-  await sendActionMail(s, user, action, {
-    redirectTo,
-    flowStateId: flow?.id,
-    intervalSec: s.config.smtp.linkFrequency,
-  });
+  await withFlowState(s.db, flowOf, (flowStateId) =>
+    sendActionMail(s, user, action, {
+      redirectTo,
+      flowStateId,
+      intervalSec: s.config.smtp.linkFrequency,
+    }));
   await s.audit.record({
     action: action === "magiclink" ? "user_recovery_requested" : "user_confirmation_requested",
     actorId: user.id,

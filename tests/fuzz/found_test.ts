@@ -1,0 +1,46 @@
+/**
+ * Reproductions of defects the fuzz found (tests/fuzz/), each through the
+ * HTTP API: a request answered with an error must leave no row behind.
+ */
+import assert from "node:assert/strict";
+import { call, postJson, type TestServer } from "../helpers/server.ts";
+import { withEmail } from "../server/email/helpers.ts";
+
+const CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+
+async function rows(srv: TestServer, table: string): Promise<number> {
+  const [r] = await srv.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${srv.db.t(table)}`,
+  );
+  return r.n;
+}
+
+async function confirmed(srv: TestServer, email: string, password = "Found-pw-1234") {
+  const admin = await srv.serviceRoleToken();
+  const r = await call(
+    srv,
+    "POST",
+    "/admin/users",
+    { email, password, email_confirm: true },
+    admin,
+  );
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body.id as string;
+}
+
+for (const path of ["/recover", "/magiclink"]) {
+  Deno.test(`found: POST ${path} with PKCE refused by the mail interval leaves no flow state`, async () => {
+    await withEmail({}, async ({ srv, smtp }) => {
+      const email = "found-flow@example.com";
+      await confirmed(srv, email);
+      const body = { email, code_challenge: CHALLENGE, code_challenge_method: "s256" };
+      const first = await postJson(srv, path, body);
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      await smtp.waitForMail(email);
+      const before = await rows(srv, "flow_state");
+      const second = await postJson(srv, path, body);
+      assert.equal(second.status, 429, JSON.stringify(second.body));
+      assert.equal(await rows(srv, "flow_state"), before, "the refused request left a flow state");
+    });
+  });
+}
