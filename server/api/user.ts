@@ -86,21 +86,32 @@ function dataStep(u: UserUpdate): Promise<void> {
   return Promise.resolve();
 }
 
-async function passwordStep(u: UserUpdate): Promise<void> {
+/**
+ * The checks of `data` and `password` that need no other step, run before
+ * any step: a step may send a code (phone or e-mail change), which a refusal
+ * after it would leave behind.
+ */
+async function precheck(u: UserUpdate): Promise<void> {
   const { s, user } = u;
+  optObject(u.body, "data");
   if (u.password === undefined) return;
   if (u.password === "") throw unprocessable("password must not be empty");
-  if (user.is_anonymous && !user.email && !user.phone && !u.fields.email && !u.fields.phone) {
-    throw unprocessable(
-      "Updating password of an anonymous user without an email or phone is not allowed",
-    );
-  }
   checkPasswordStrength(s.config, u.password);
   if (user.encrypted_password && await s.passwords.verify(u.password, user.encrypted_password)) {
     throw new ApiError(
       422,
       "same_password",
       "New password should be different from the old password.",
+    );
+  }
+}
+
+async function passwordStep(u: UserUpdate): Promise<void> {
+  const { s, user } = u;
+  if (u.password === undefined) return;
+  if (user.is_anonymous && !user.email && !user.phone && !u.fields.email && !u.fields.phone) {
+    throw unprocessable(
+      "Updating password of an anonymous user without an email or phone is not allowed",
     );
   }
   u.fields.encrypted_password = await s.passwords.hash(u.password);
@@ -137,7 +148,7 @@ export function userRoutes(app: Hono<AppEnv>, s: Services): void {
       passwordChanged: false,
       after: [],
     };
-    for (const step of [...(steps.get(s) ?? []), dataStep, passwordStep]) await step(u);
+    for (const step of [precheck, ...(steps.get(s) ?? []), dataStep, passwordStep]) await step(u);
     let user = caller.user;
     if (Object.keys(u.fields).length) {
       user = await s.users.update(user.id, u.fields) ??

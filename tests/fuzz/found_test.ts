@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { call, postJson, type TestServer } from "../helpers/server.ts";
 import { withEmail } from "../server/email/helpers.ts";
+import { withPhoneServer } from "../server/phone/helpers.ts";
 
 const CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 
@@ -44,3 +45,27 @@ for (const path of ["/recover", "/magiclink"]) {
     });
   });
 }
+
+Deno.test("found: PUT /user with a new phone and a weak password sends no code and stores nothing", async () => {
+  await withPhoneServer("twilio", {}, async ({ srv, sms }) => {
+    const email = "found-weak@example.com";
+    await confirmed(srv, email);
+    const signIn = await postJson(srv, "/token?grant_type=password", {
+      email,
+      password: "Found-pw-1234",
+    });
+    assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
+    const token = signIn.body.access_token as string;
+    const before = { otp: await rows(srv, "one_time_tokens"), sent: await rows(srv, "send_log") };
+    const r = await call(srv, "PUT", "/user", { phone: "+15550001234", password: "short" }, token);
+    assert.equal(r.status, 422, JSON.stringify(r.body));
+    assert.equal(r.body.error_code, "weak_password");
+    assert.deepEqual(
+      { otp: await rows(srv, "one_time_tokens"), sent: await rows(srv, "send_log") },
+      before,
+    );
+    assert.equal(sms.messages.length, 0, "a code went out");
+    const me = await call(srv, "GET", "/user", undefined, token);
+    assert.equal(me.body.new_phone ?? "", "", "a phone change is pending");
+  });
+});
