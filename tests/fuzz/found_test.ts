@@ -3,7 +3,7 @@
  * HTTP API: a request answered with an error must leave no row behind.
  */
 import assert from "node:assert/strict";
-import { call, postJson, type TestServer } from "../helpers/server.ts";
+import { call, postJson, startTestServer, type TestServer } from "../helpers/server.ts";
 import { withEmail } from "../server/email/helpers.ts";
 import { withPhoneServer } from "../server/phone/helpers.ts";
 
@@ -68,4 +68,34 @@ Deno.test("found: PUT /user with a new phone and a weak password sends no code a
     const me = await call(srv, "GET", "/user", undefined, token);
     assert.equal(me.body.new_phone ?? "", "", "a phone change is pending");
   });
+});
+
+Deno.test("found: GET /authorize with a huge query answers 400, not a Location header of its size", async () => {
+  const srv = await startTestServer({
+    AUTHSVC_EXTERNAL_GITHUB_ENABLED: "true",
+    AUTHSVC_EXTERNAL_GITHUB_CLIENT_ID: "found-client",
+    AUTHSVC_EXTERNAL_GITHUB_SECRET: "found-secret",
+    AUTHSVC_EXTERNAL_GITHUB_REDIRECT_URI: "http://localhost:8081/callback",
+  });
+  try {
+    const ok = await srv.fetch("/authorize?provider=github&prompt=consent", { redirect: "manual" });
+    await ok.body?.cancel();
+    assert.equal(ok.status, 302);
+    assert.match(ok.headers.get("location") ?? "", /prompt=consent/);
+    for (
+      const query of [
+        `type=${"a".repeat(20_000)}`,
+        `prompt=${"a".repeat(9_000)}`,
+      ]
+    ) {
+      const res = await srv.fetch(`/authorize?provider=github&${query}`, { redirect: "manual" });
+      const text = await res.text();
+      assert.equal(res.status, 400, `${res.headers.get("location")?.length} ${text}`);
+      const body = JSON.parse(text);
+      assert.equal(body.error_code, "validation_failed");
+      assert.equal(res.headers.get("location"), null);
+    }
+  } finally {
+    await srv.close();
+  }
 });
