@@ -41,6 +41,9 @@ Deno.test("fuzz: short pass, no 5xx, no leak, no write on refusal, consistent, f
     }`,
   );
   assert.deepEqual(report.failures, [], `FUZZ_SEED=${seed}: ${report.failures.length} failures`);
+  // Flat memory: the server's RSS after pass 2 within 96 MiB (or 30 %) of after pass 1. A short
+  // pass is mostly warm-up (JIT, pools, V8 heap growing before its first full GC), so the bound
+  // is wide; the full pass (full.ts), 30 times as many requests, holds to 64 MiB.
   const [a1, a2] = report.rssMiB.afterPass;
-  assert.ok(a2 - a1 <= Math.max(64, a1 * 0.25), `FUZZ_SEED=${seed}: RSS ${a1} -> ${a2} MiB`);
+  assert.ok(a2 - a1 <= Math.max(96, a1 * 0.3), `FUZZ_SEED=${seed}: RSS ${a1} -> ${a2} MiB`);
 });
