@@ -787,7 +787,9 @@ class Run {
           console.log(
             `pass ${pass} route ${
               i + 1
-            }/${routes.length} ${spec.name}: ${this.report.requests} requests so far, ${this.report.failures.length} failures, RSS ${await this
+            }/${routes.length} ${spec.name}: ${this.report.requests} requests so far (${
+              Math.round((Date.now() - started) / 1000)
+            } s), ${this.report.failures.length} failures, RSS ${await this
               .sampleRss()} MiB`,
           );
         }
@@ -804,6 +806,20 @@ class Run {
       await health.body?.cancel();
       if (health.status !== 200) this.fail(`after pass ${pass}: /health answers ${health.status}`);
       this.report.rssMiB.afterPass.push(await this.sampleRss());
+      if (this.opts.verbose) {
+        const r = this.report;
+        console.log(
+          `after pass ${pass}: ${r.requests} requests in ${
+            Math.round((Date.now() - started) / 1000)
+          } s, by status ${JSON.stringify(r.byStatus)}, 5xx ${r.fiveXx}, excluded ${
+            JSON.stringify(r.excluded)
+          }, failures ${r.failures.length}, integrity ${
+            JSON.stringify(integrity)
+          }, RSS idle ${r.rssMiB.idle} peak ${this.rssPeak} after ${
+            r.rssMiB.afterPass.join("/")
+          } MiB, per route ${JSON.stringify(r.perRoute)}`,
+        );
+      }
     }
     this.report.rssMiB.peak = this.rssPeak;
     this.report.seconds = Math.round((Date.now() - started) / 1000);
