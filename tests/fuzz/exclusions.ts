@@ -48,6 +48,12 @@ export const EXCLUDED: Exclusion[] = [
     request: (req) => req.chunked === true,
   },
   {
+    name: "issue-25a: /admin/audit Link header",
+    defect: "issue 25 item 4 (helper 25a): GET /admin/audit?page=2&per_page=1&type=<20 kB> " +
+      "copies the query string into its Link header twice (over 16 kB of headers)",
+    request: (req) => req.route === "GET /admin/audit" && req.target.length > 4000,
+  },
+  {
     name: "issue-25a: unique races",
     defect: "issue 25 item 3 (helper 25a): two users PUT /user {email: X} at once: one 200, " +
       "the other 500 instead of 422 email_exists; two POST /admin/users/<new id> at once: one " +
