@@ -40,6 +40,7 @@ export async function sendLoginMail(
   const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
   const data = optObject(body, "data") ?? {};
   let user: UserRow | null = await s.users.findByEmail(email);
+  let created = false;
   if (!user) {
     if (!createUser || s.config.disableSignup) {
       await withoutMail(s, "magiclink", email); // same limits, same time, no mail
@@ -66,6 +67,7 @@ export async function sendLoginMail(
         traits: { provider: "email" },
         ip: clientIp(c),
       });
+      created = true;
       s.events.emit("signup", { method: "email" });
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
@@ -76,20 +78,27 @@ export async function sendLoginMail(
   const action = user.email_confirmed_at || s.config.mailer.autoconfirm
     ? "magiclink"
     : "confirmation";
-  const flow = pkce
-    ? await createFlowState(s.db, {
-      ...pkce,
-      userId: user.id,
-      authenticationMethod: action === "magiclink" ? "magiclink" : "email/signup",
-    })
-    : undefined;
-  // One interval for every sign-in mail, whichever kind it is, so a 429's
-  // wait tells nothing about the address.
-  await sendActionMail(s, user, action, {
-    redirectTo,
-    flowStateId: flow?.id,
-    intervalSec: s.config.smtp.linkFrequency,
-  });
+  try {
+    const flow = pkce
+      ? await createFlowState(s.db, {
+        ...pkce,
+        userId: user.id,
+        authenticationMethod: action === "magiclink" ? "magiclink" : "email/signup",
+      })
+      : undefined;
+    // One interval for every sign-in mail, whichever kind it is, so a 429's
+    // wait tells nothing about the address.
+    await sendActionMail(s, user, action, {
+      redirectTo,
+      flowStateId: flow?.id,
+      intervalSec: s.config.smtp.linkFrequency,
+    });
+  } catch (e) {
+    // A request that fails leaves no user behind (its flow state goes with it); a retry
+    // creates it again.
+    if (created) await s.users.delete(user.id).catch(() => {});
+    throw e;
+  }
   await s.audit.record({
     action: action === "magiclink" ? "user_recovery_requested" : "user_confirmation_requested",
     actorId: user.id,
