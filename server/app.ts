@@ -14,6 +14,7 @@ import { buildServices, type Services } from "./services.ts";
 import type { AppEnv } from "./api/context.ts";
 import { ApiError } from "./api/errors.ts";
 import { apiCors } from "./api/cors.ts";
+import { wellFormedQuery } from "./api/input.ts";
 import { ROUTE_GROUPS } from "./api/routes.ts";
 import { Observability } from "./observe/observability.ts";
 import { requestObserver } from "./observe/request.ts";
@@ -91,6 +92,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     const m = c.req.method;
     return m === "GET" || m === "HEAD" ? next() : limitBody(c, next);
   });
+  app.use("*", wellFormedQuery());
 
   app.use("*", abuseProtection(services));
   for (const group of ROUTE_GROUPS) group(app, services);

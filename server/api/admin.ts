@@ -10,7 +10,7 @@ import type { IdentityRow, LocalProvider, UserRow } from "../auth/users.ts";
 import { userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx, requireAdmin } from "./context.ts";
-import { ApiError, badRequest, unprocessable } from "./errors.ts";
+import { ApiError, badRequest, uniqueViolationAnswer, unprocessable } from "./errors.ts";
 import { optBool, readBody, uuidParam } from "./input.ts";
 import { adminUpdateFields, type AdminUserParams, parseAdminUser } from "./admin_input.ts";
 import { userResponse } from "./user.ts";
@@ -19,11 +19,11 @@ function notFound(): ApiError {
   return new ApiError(404, "user_not_found", "User not found");
 }
 
-/** Which unique index a violation hit, as GoTrue's error. */
+/** Which unique index a violation hit (or the check before the write found), as GoTrue's error. */
 function conflict(e: unknown): ApiError {
-  const text = `${(e as { constraint_name?: string }).constraint_name ?? ""} ${
-    (e as Error).message ?? ""
-  } ${(e as { detail?: string }).detail ?? ""}`;
+  const answer = uniqueViolationAnswer(e);
+  if (answer) return answer;
+  const text = (e as Error).message ?? "";
   if (/email/.test(text)) {
     return unprocessable(
       "A user with this email address has already been registered",
@@ -91,11 +91,18 @@ async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: string
 async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams, actor: string) {
   const now = s.clock.now();
   const hash = p.passwordHash ?? (p.password ? await s.passwords.hash(p.password) : undefined);
-  const fields = adminUpdateFields(user, p, hash, now);
+  let fields = adminUpdateFields(user, p, hash, now);
   let updated = user;
   if (Object.keys(fields).length) {
     try {
       updated = await s.db.transaction(async (tx) => {
+        // Merged over the row as it is once locked, so concurrent updates of one user each
+        // land (metadata merges included), as they would one after the other.
+        if (!await s.users.lockProfile(user.id, tx)) throw notFound();
+        const fresh = await s.users.findById(user.id, tx);
+        if (!fresh) throw notFound();
+        fields = adminUpdateFields(fresh, p, hash, now);
+        if (!Object.keys(fields).length) return fresh;
         const u = await s.users.update(user.id, fields, tx);
         if (!u) throw notFound();
         if (u.email && (fields.email !== undefined || fields.email_confirmed_at)) {
@@ -258,7 +265,15 @@ export function adminRoutes(app: Hono<AppEnv>, s: Services): void {
     if (p.id && p.id !== id) throw badRequest("id in the body must match user_id of the path");
     const user = await s.users.findById(id);
     if (user) return await updateUser(c, s, user, p, actorOf(claims));
-    return await createUser(c, s, { ...p, id }, actorOf(claims));
+    try {
+      return await createUser(c, s, { ...p, id }, actorOf(claims));
+    } catch (e) {
+      // A concurrent request with the same id created it first: answer as the request that
+      // comes second does, by updating it.
+      const now = e instanceof ApiError && e.status === 422 ? await s.users.findById(id) : null;
+      if (now) return await updateUser(c, s, now, p, actorOf(claims));
+      throw e;
+    }
   });
 
   app.delete("/admin/users/:user_id", async (c) => {

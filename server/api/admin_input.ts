@@ -8,7 +8,15 @@ import { normalizePhone, type UserFields, type UserRow } from "../auth/users.ts"
 import { parseDurationMs } from "../util/duration.ts";
 import { mergeMetadata } from "./user.ts";
 import { badRequest, unprocessable } from "./errors.ts";
-import { type Body, checkEmail, isUuid, optBool, optObject, optString } from "./input.ts";
+import {
+  type Body,
+  checkEmail,
+  checkObjectBounds,
+  isUuid,
+  optBool,
+  optObject,
+  optString,
+} from "./input.ts";
 
 /** The admin body, checked. */
 export interface AdminUserParams {
@@ -100,10 +108,12 @@ export function adminUpdateFields(
   if (hash !== undefined) f.encrypted_password = hash;
   if (p.userMetadata) {
     f.raw_user_meta_data = mergeMetadata(user.raw_user_meta_data ?? {}, p.userMetadata);
+    checkObjectBounds("user_metadata", f.raw_user_meta_data);
   }
   if (p.appMetadata) {
     const { provider: _p, providers: _ps, ...rest } = p.appMetadata;
     f.raw_app_meta_data = mergeMetadata(user.raw_app_meta_data ?? {}, rest);
+    checkObjectBounds("app_metadata", f.raw_app_meta_data);
   }
   if (p.bannedUntil !== undefined) f.banned_until = p.bannedUntil;
   return f;

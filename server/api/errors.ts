@@ -108,3 +108,41 @@ export function tooManyRequests(code: ErrorCode, message: string, retryAfterSec:
     "Retry-After": String(Math.max(1, Math.ceil(retryAfterSec))),
   });
 }
+
+/** The unique indexes a request can collide on, and GoTrue's answer to the sequential twin. */
+const UNIQUE_ANSWERS: [RegExp, () => ApiError][] = [
+  [
+    /users_email_key/,
+    () =>
+      unprocessable("A user with this email address has already been registered", "email_exists"),
+  ],
+  [
+    /users_phone_key/,
+    () =>
+      unprocessable("A user with this phone number has already been registered", "phone_exists"),
+  ],
+  [/users_pkey/, () => unprocessable("A user with this id already exists", "user_already_exists")],
+  [/mfa_factors_name_key/, () =>
+    unprocessable(
+      "A factor with this friendly name for this user already exists",
+      "mfa_factor_name_conflict",
+    )],
+  [
+    /identities_provider_id_provider_key/,
+    () => unprocessable("Identity is already linked to another user", "identity_already_exists"),
+  ],
+];
+
+/**
+ * The answer to a unique-constraint violation (SQLSTATE 23505) that a race
+ * let through a check made before the write: the answer the same request
+ * gets when it runs after the one it raced with (e.g. PUT /user to an
+ * address another user took a moment earlier: 422 email_exists). Undefined
+ * for any other error, or a constraint this table does not know.
+ */
+export function uniqueViolationAnswer(e: unknown): ApiError | undefined {
+  if ((e as { code?: unknown })?.code !== "23505") return undefined;
+  const err = e as { constraint_name?: string; constraint?: string; message?: string };
+  const text = `${err.constraint_name ?? err.constraint ?? ""} ${err.message ?? ""}`;
+  return UNIQUE_ANSWERS.find(([re]) => re.test(text))?.[1]();
+}

@@ -27,7 +27,7 @@ import {
   requireAdmin,
   requireUser,
 } from "./context.ts";
-import { ApiError, badRequest } from "./errors.ts";
+import { ApiError, badRequest, uniqueViolationAnswer } from "./errors.ts";
 import { isUuid, optString, readBody, reqString, uuidParam } from "./input.ts";
 
 /** The caller's session, which every factor operation needs. */
@@ -75,6 +75,22 @@ async function audit(
   });
 }
 
+/**
+ * Enrolls a factor. The name check runs under the user's lock, so only a name the check and
+ * the unique index compare differently could slip through it: the index's 422
+ * mfa_factor_name_conflict is the answer then too, never a 500.
+ */
+async function enroll(
+  s: Services,
+  ...args: Parameters<Services["mfa"]["enroll"]>
+): Promise<FactorRow> {
+  try {
+    return await s.mfa.enroll(...args);
+  } catch (e) {
+    throw uniqueViolationAnswer(e) ?? e;
+  }
+}
+
 /** Registers the factor routes. */
 export function factorRoutes(app: Hono<AppEnv>, s: Services): void {
   app.post("/factors", async (c) => {
@@ -95,14 +111,14 @@ export function factorRoutes(app: Hono<AppEnv>, s: Services): void {
     const user = caller.user;
     if (type === "phone") {
       const phone = parsePhone(reqString(body, "phone", 32));
-      const factor = await s.mfa.enroll(user.id, session, { type, friendlyName, phone });
+      const factor = await enroll(s, user.id, session, { type, friendlyName, phone });
       await audit(s, c, user, "factor_in_progress", { factor_id: factor.id, factor_type: type });
       return c.json({ id: factor.id, type, friendly_name: factor.friendly_name, phone });
     }
     const issuer = issuerOf(s, optString(body, "issuer", 255));
     const secret = newTotpSecret();
     const uri = otpauthUri({ secret, issuer, account: user.email || user.phone || user.id });
-    const factor = await s.mfa.enroll(user.id, session, { type, friendlyName, secret });
+    const factor = await enroll(s, user.id, session, { type, friendlyName, secret });
     await audit(s, c, user, "factor_in_progress", { factor_id: factor.id, factor_type: type });
     return c.json({
       id: factor.id,

@@ -3,7 +3,8 @@
  * unknown members and nulls are ignored (auth-js sends `code_challenge: null`,
  * `gotrue_meta_security: {}` and the like).
  */
-import type { Context } from "../../deps.ts";
+import type { Context, MiddlewareHandler } from "../../deps.ts";
+import { normalizeEmail } from "../auth/users.ts";
 import { ApiError, badRequest } from "./errors.ts";
 
 /** A parsed JSON object body. */
@@ -21,27 +22,74 @@ function depth(v: unknown, d = 0): number {
   return m;
 }
 
+/** Why a string cannot be stored (PostgreSQL's text and jsonb refuse both), or undefined. */
+function illFormed(v: string): string | undefined {
+  if (v.includes("\0")) return "must not contain a NUL character (\\u0000)";
+  if (!v.isWellFormed()) {
+    return "must be well-formed Unicode (it contains an unpaired UTF-16 surrogate)";
+  }
+  return undefined;
+}
+
 /**
- * The member (dotted path) of the first NUL character (U+0000) in a key or a
- * string, or undefined. PostgreSQL's text and jsonb cannot hold one, so such a
- * value is refused here, naming its member, rather than failing in the database.
+ * The first key or string of a parsed body that PostgreSQL could not store: a
+ * NUL character (U+0000) or an unpaired UTF-16 surrogate (`"\ud800"` is valid
+ * JSON; stored as text it silently becomes U+FFFD, so two different inputs
+ * would become one identifier, and jsonb refuses it outright). Answered with
+ * its dotted member path, so the 400 names the field.
  */
-function nulMember(v: unknown, path: string, d = 0): string | undefined {
-  if (typeof v === "string") return v.includes("\0") ? path || "body" : undefined;
+function illFormedMember(
+  v: unknown,
+  path: string,
+  d = 0,
+): { at: string; why: string } | undefined {
+  if (typeof v === "string") {
+    const why = illFormed(v);
+    return why ? { at: path || "body", why } : undefined;
+  }
   if (v === null || typeof v !== "object" || d > MAX_DEPTH) return undefined;
   for (const [k, x] of Object.entries(v as object)) {
     const at = path ? `${path}.${k}` : k;
-    if (k.includes("\0")) return at;
-    const hit = nulMember(x, at, d + 1);
+    const why = illFormed(k);
+    if (why) return { at: printable(at), why: `(a member name) ${why}` };
+    const hit = illFormedMember(x, at, d + 1);
     if (hit) return hit;
   }
   return undefined;
 }
 
-function refuseNul(body: Body): Body {
-  const at = nulMember(body, "");
-  if (at) throw badRequest(`${at.slice(0, 64)} must not contain a NUL character (\\u0000)`);
+/** A field name as it can be quoted in an error message (no NUL, no lone surrogate, short). */
+function printable(name: string): string {
+  return name.replaceAll("\0", "\\u0000").toWellFormed().slice(0, 64);
+}
+
+function refuseIllFormed(body: Body): Body {
+  const hit = illFormedMember(body, "");
+  if (hit) throw badRequest(`${printable(hit.at)} ${hit.why}`);
   return body;
+}
+
+/**
+ * Every query parameter of the request well-formed: a NUL character (`%00`)
+ * is refused with a 400 naming the parameter, so no handler passes it on to
+ * PostgreSQL (query strings cannot carry lone surrogates: percent-decoding
+ * never yields one). Registered for every route in app.ts; it costs one
+ * substring test on requests without `%00`.
+ */
+export function wellFormedQuery(): MiddlewareHandler {
+  return async (c, next) => {
+    const url = c.req.url;
+    const q = url.indexOf("?");
+    if (q >= 0 && url.indexOf("%00", q) >= 0) {
+      for (const [k, v] of new URL(url).searchParams) {
+        const why = illFormed(k)
+          ? "(a parameter name) must not contain a NUL character"
+          : illFormed(v);
+        if (why) throw badRequest(`query parameter ${printable(k)} ${why}`);
+      }
+    }
+    await next();
+  };
 }
 
 /**
@@ -65,7 +113,7 @@ export async function readBody(c: Context): Promise<Body> {
   }
   if (text.trim() === "") return {};
   if (type.startsWith("application/x-www-form-urlencoded")) {
-    return refuseNul(Object.fromEntries(new URLSearchParams(text)));
+    return refuseIllFormed(Object.fromEntries(new URLSearchParams(text)));
   }
   let parsed: unknown;
   try {
@@ -79,7 +127,7 @@ export async function readBody(c: Context): Promise<Body> {
   if (depth(parsed) > MAX_DEPTH) {
     throw new ApiError(400, "bad_json", "Request body is nested too deeply");
   }
-  return refuseNul(parsed as Body);
+  return refuseIllFormed(parsed as Body);
 }
 
 /** An optional string member; null/undefined give undefined; anything else but a string is a 400. */
@@ -106,11 +154,36 @@ export function optBool(body: Body, name: string): boolean | undefined {
   return v;
 }
 
-/** An optional JSON object member. */
+/** How deep a JSON object member (`data`, `user_metadata`, `app_metadata`) may nest. */
+export const MAX_OBJECT_DEPTH = 16;
+/** How large a JSON object member may be, as UTF-8 JSON (it travels in every access token). */
+export const MAX_OBJECT_BYTES = 16 * 1024;
+
+/**
+ * Checks a JSON object that will be stored (a member of the request, or the
+ * metadata it merges into): at most MAX_OBJECT_DEPTH levels deep and
+ * MAX_OBJECT_BYTES as JSON (400 validation_failed naming `name` otherwise).
+ */
+export function checkObjectBounds(name: string, v: Record<string, unknown>): void {
+  if (depth(v) > MAX_OBJECT_DEPTH) {
+    throw badRequest(`${name} is nested too deeply (at most ${MAX_OBJECT_DEPTH} levels)`);
+  }
+  const json = JSON.stringify(v);
+  // UTF-8 is at most 3 bytes per UTF-16 unit: count exactly only near the limit.
+  if (
+    json.length > MAX_OBJECT_BYTES / 3 &&
+    new TextEncoder().encode(json).length > MAX_OBJECT_BYTES
+  ) {
+    throw badRequest(`${name} is too large (at most ${MAX_OBJECT_BYTES} bytes as JSON)`);
+  }
+}
+
+/** An optional JSON object member, bounded (checkObjectBounds). */
 export function optObject(body: Body, name: string): Record<string, unknown> | undefined {
   const v = body[name];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "object" || Array.isArray(v)) throw badRequest(`${name} must be a JSON object`);
+  checkObjectBounds(name, v as Record<string, unknown>);
   return v as Record<string, unknown>;
 }
 
@@ -130,17 +203,28 @@ export function uuidParam(c: Context, name: string): string {
 
 const EMAIL = /^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+\.[^\s@<>()[\],;:"\\]+$/;
 
-/** Validates an e-mail address (422 email_address_invalid otherwise). */
+/** Control (Cc), format (Cf: bidi and zero-width marks) and lone surrogate (Cs) characters. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}]/u;
+
+/**
+ * Validates an e-mail address and answers its canonical form, the one every
+ * lookup and the unique index compare (normalizeEmail: trimmed, lower case,
+ * NFC). Refused with 400 email_address_invalid, as GoTrue answers: a malformed
+ * address, and one with a control character, a format character (bidi or
+ * zero-width marks, which make two addresses look alike) or an unpaired
+ * surrogate (which storage would turn into U+FFFD, merging `x\ud800@…` and
+ * `x\udfff@…` into one account).
+ */
 export function checkEmail(email: string): string {
   const e = email.trim();
-  if (e.length > 255 || !EMAIL.test(e)) {
+  if (e.length > 255 || !EMAIL.test(e) || INVISIBLE.test(e)) {
     throw new ApiError(
       400,
       "email_address_invalid",
       `Unable to validate email address: invalid format`,
     );
   }
-  return e.toLowerCase();
+  return normalizeEmail(e);
 }
 
 /** `redirect_to` from the query string (auth-js puts it there) or the body. */

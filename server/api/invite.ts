@@ -72,8 +72,20 @@ export function inviteRoutes(app: Hono<AppEnv>, s: Services): void {
     const email = checkEmail(reqString(body, "email", 320));
     const data = optObject(body, "data") ?? {};
     const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
+    const before = await s.users.findByEmail(email);
     const { user, created } = await invitedUser(s, email, data);
-    const sent = await sendActionMail(s, user, "invite", { redirectTo });
+    let sent;
+    try {
+      sent = await sendActionMail(s, user, "invite", { redirectTo });
+    } catch (e) {
+      // A failed invitation leaves nothing behind: the user it created goes, a re-invited
+      // user's invited_at is what it was.
+      if (created) await s.users.delete(user.id).catch(() => {});
+      else if (before?.id === user.id) {
+        await s.users.update(user.id, { invited_at: before.invited_at }).catch(() => {});
+      }
+      throw e;
+    }
     await s.audit.record({
       action: "user_invited",
       actorId: typeof claims.sub === "string" ? claims.sub : "",

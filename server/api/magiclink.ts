@@ -40,6 +40,7 @@ export async function sendLoginMail(
   const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
   const data = optObject(body, "data") ?? {};
   let user: UserRow | null = await s.users.findByEmail(email);
+  let created = false;
   if (!user) {
     if (!createUser || s.config.disableSignup) {
       await withoutMail(s, "magiclink", email); // same limits, same time, no mail
@@ -66,6 +67,7 @@ export async function sendLoginMail(
         traits: { provider: "email" },
         ip: clientIp(c),
       });
+      created = true;
       s.events.emit("signup", { method: "email" });
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
@@ -81,14 +83,21 @@ export async function sendLoginMail(
     userId: user.id,
     authenticationMethod: action === "magiclink" ? "magiclink" : "email/signup",
   };
-  // One interval for every sign-in mail, whichever kind it is, so a 429's
-  // wait tells nothing about the address.
-  await withFlowState(s.db, flowOf, (flowStateId) =>
-    sendActionMail(s, user, action, {
-      redirectTo,
-      flowStateId,
-      intervalSec: s.config.smtp.linkFrequency,
-    }));
+  try {
+    // One interval for every sign-in mail, whichever kind it is, so a 429's
+    // wait tells nothing about the address.
+    await withFlowState(s.db, flowOf, (flowStateId) =>
+      sendActionMail(s, user, action, {
+        redirectTo,
+        flowStateId,
+        intervalSec: s.config.smtp.linkFrequency,
+      }));
+  } catch (e) {
+    // A request that fails leaves no user behind (withFlowState removed its flow state); a
+    // retry creates it again.
+    if (created) await s.users.delete(user.id).catch(() => {});
+    throw e;
+  }
   await s.audit.record({
     action: action === "magiclink" ? "user_recovery_requested" : "user_confirmation_requested",
     actorId: user.id,

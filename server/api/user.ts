@@ -20,8 +20,8 @@ import type { UserFields, UserRow } from "../auth/users.ts";
 import { userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, type Caller, clientIp, type Ctx, requireUser } from "./context.ts";
-import { ApiError, unprocessable } from "./errors.ts";
-import { type Body, optObject, optString, readBody } from "./input.ts";
+import { ApiError, uniqueViolationAnswer, unprocessable } from "./errors.ts";
+import { type Body, checkObjectBounds, optObject, optString, readBody } from "./input.ts";
 import { userProfileResponse } from "./user_profile.ts";
 
 /** One PUT /user request in progress. */
@@ -75,14 +75,23 @@ export function mergeMetadata(
   const out = { ...current };
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
-    else out[k] = v;
+    // A data property even for "__proto__" (a plain assignment would set the prototype).
+    else {Object.defineProperty(out, k, {
+        value: v,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });}
   }
   return out;
 }
 
 function dataStep(u: UserUpdate): Promise<void> {
   const data = optObject(u.body, "data");
-  if (data) u.fields.raw_user_meta_data = mergeMetadata(u.user.raw_user_meta_data ?? {}, data);
+  if (data) {
+    u.fields.raw_user_meta_data = mergeMetadata(u.user.raw_user_meta_data ?? {}, data);
+    checkObjectBounds("data", u.fields.raw_user_meta_data);
+  }
   return Promise.resolve();
 }
 
@@ -93,7 +102,8 @@ function dataStep(u: UserUpdate): Promise<void> {
  */
 async function precheck(u: UserUpdate): Promise<void> {
   const { s, user } = u;
-  optObject(u.body, "data");
+  const data = optObject(u.body, "data");
+  if (data) checkObjectBounds("data", mergeMetadata(user.raw_user_meta_data ?? {}, data));
   if (u.password === undefined) return;
   if (u.password === "") throw unprocessable("password must not be empty");
   checkPasswordStrength(s.config, u.password);
@@ -151,7 +161,11 @@ export function userRoutes(app: Hono<AppEnv>, s: Services): void {
     for (const step of [precheck, ...(steps.get(s) ?? []), dataStep, passwordStep]) await step(u);
     let user = caller.user;
     if (Object.keys(u.fields).length) {
-      user = await s.users.update(user.id, u.fields) ??
+      // The steps checked that no other user has the new e-mail or phone; one that took it
+      // since gets the answer it would get a moment later: 422 email_exists / phone_exists.
+      user = await s.users.update(user.id, u.fields).catch((e) => {
+        throw uniqueViolationAnswer(e) ?? e;
+      }) ??
         (() => {
           throw new ApiError(404, "user_not_found", "User not found");
         })();

@@ -57,9 +57,13 @@ export type UserFields = Partial<Omit<UserRow, "id" | "created_at" | "updated_at
 const ts = (d: Date | null | undefined) =>
   d ? isoString(d instanceof Date ? d : new Date(d)) : undefined;
 
-/** Normalises an e-mail address for storage and lookup. */
+/**
+ * The canonical form of an e-mail address, for storage and every lookup:
+ * trimmed, lower case, Unicode NFC (so a composed and a decomposed "é" are one
+ * address). Validation is api/input.ts's checkEmail.
+ */
 export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
+  return email.trim().toLowerCase().normalize("NFC");
 }
 
 /**
@@ -69,6 +73,9 @@ export function normalizeEmail(email: string): string {
  * every endpoint that takes a phone.
  */
 export function normalizePhone(phone: string): string | null {
+  // Control and format characters (a BOM or a bidi mark is "whitespace" to \s) are refused,
+  // not stripped: what was typed is either a number or not.
+  if (/[\p{Cc}\p{Cf}]/u.test(phone)) return null;
   const p = phone.replace(/[\s\-.()]/g, "").replace(/^\+/, "");
   return /^[1-9][0-9]{1,14}$/.test(p) ? p : null;
 }

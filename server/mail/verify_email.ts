@@ -13,7 +13,7 @@
  * the first verified link answers "partial" (no session), the second
  * completes it.
  */
-import { ApiError, unprocessable } from "../api/errors.ts";
+import { ApiError, uniqueViolationAnswer, unprocessable } from "../api/errors.ts";
 import { checkPasswordStrength } from "../auth/passwords.ts";
 import { type OneTimeTokenRow, otpInvalid } from "../auth/otp.ts";
 import type { UserFields, UserRow } from "../auth/users.ts";
@@ -190,6 +190,9 @@ async function applyEmailChange(
     email_change: null,
     email_change_sent_at: null,
     email_change_confirm_status: 0,
+  }).catch((e) => {
+    // Taken since the check above by a concurrent change: the answer the check gives.
+    throw uniqueViolationAnswer(e) ?? e;
   }) ?? user;
   await s.users.syncLocalIdentity(updated, "email");
   await s.otp.revoke(user.id, ["email_change_new", "email_change_current"]);
