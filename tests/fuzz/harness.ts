@@ -436,7 +436,7 @@ class Run {
         };
         if (second instanceof Error) {
           ans.error = `keep-alive lost after the chunked request: ${second.message}`;
-        } else if (second.status !== 200) {
+        } else if (second !== "closed" && second.status !== 200) {
           ans.error =
             `keep-alive broken after the chunked request: the next request got ${second.status}`;
         }

@@ -97,7 +97,8 @@ async function readResponse(rd: Reader, head: boolean): Promise<RawResponse> {
 /**
  * Sends `method target` with `headers` and `body` as one chunk of a chunked
  * body, then `GET /health` on the same connection. Returns both answers (the
- * second is an Error when the connection was dropped or answered garbage).
+ * second is an Error when the connection was dropped or answered garbage, "closed" when
+ * the first answer said `Connection: close`).
  */
 export async function chunkedThenHealth(
   port: number,
@@ -105,7 +106,7 @@ export async function chunkedThenHealth(
   target: string,
   headers: [string, string][],
   body: Uint8Array,
-): Promise<{ first: RawResponse; second: RawResponse | Error }> {
+): Promise<{ first: RawResponse; second: RawResponse | Error | "closed" }> {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   try {
     const lines = [`${method} ${target} HTTP/1.1`, `host: 127.0.0.1:${port}`];
@@ -114,12 +115,28 @@ export async function chunkedThenHealth(
     const head = enc.encode(lines.join("\r\n"));
     const size = enc.encode(`${body.length.toString(16)}\r\n`);
     const parts = [head, size, body, enc.encode("\r\n0\r\n\r\n")];
-    for (const p of parts) {
-      let o = 0;
-      while (o < p.length) o += await conn.write(p.subarray(o));
+    let writeError: Error | undefined;
+    try {
+      for (const p of parts) {
+        let o = 0;
+        while (o < p.length) o += await conn.write(p.subarray(o));
+      }
+    } catch (e) {
+      // the server may answer and close before it read the whole body
+      writeError = e as Error;
     }
     const rd = new Reader(conn);
-    const first = await readResponse(rd, method === "HEAD");
+    let first: RawResponse;
+    try {
+      first = await readResponse(rd, method === "HEAD");
+    } catch (e) {
+      throw writeError ?? e;
+    }
+    // A server that cannot hand the body on may say `Connection: close` and end the connection
+    // cleanly: the client then opens a new one, as HTTP/1.1 has it.
+    if (/\bclose\b/i.test(first.headers.get("connection") ?? "")) {
+      return { first, second: "closed" };
+    }
     let second: RawResponse | Error;
     try {
       const probe = enc.encode(`GET /health HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`);
