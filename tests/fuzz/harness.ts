@@ -22,7 +22,13 @@ import { describe, type Forged, forgedTokens, type FuzzRequest, generate } from 
 import { chunkedThenHealth } from "./raw_http.ts";
 import { Rng } from "./rng.ts";
 import { type FxUser, type GenCtx, ROUTES, type RouteSpec } from "./routes.ts";
-import { EXCLUDED, excludedBy, excludedIntegrity, excludedPair } from "./exclusions.ts";
+import {
+  EXCLUDED,
+  excludedBy,
+  excludedIntegrity,
+  excludedPair,
+  excludedWrites,
+} from "./exclusions.ts";
 
 /** Settings of a run. */
 export interface FuzzOptions {
@@ -569,7 +575,9 @@ class Run {
         const changes = await this.changesSince(this.lastLogId);
         const allowed = WRITES_ON_REFUSAL[spec.name];
         const bad = changes.filter((c) => !allowed?.tables.includes(c.split(" ")[1]));
-        if (bad.length) {
+        const excl = bad.length ? excludedWrites(req) : undefined;
+        if (excl) inc(this.report.excluded, excl);
+        else if (bad.length) {
           this.fail(
             `${label}: refused with ${ans.status} ${ans.text.slice(0, 120)} but changed rows: ${
               bad.join(", ")
