@@ -763,8 +763,12 @@ class Run {
         t("identities")
       }
         WHERE provider = 'email' GROUP BY 1 HAVING count(*) > 1) d`,
+      // Canonical: trimmed, lower case (checked for ASCII letters: PostgreSQL's lower() and
+      // JavaScript's differ beyond, e.g. final sigma), NFC, no control characters. U+FFFD
+      // itself is a character a client may send (lone surrogates are refused since 25a).
       "e-mails not in canonical form": `SELECT count(*) FROM ${t("users")} WHERE email IS NOT NULL
-        AND (email <> lower(btrim(email)) OR email ~ '[[:cntrl:]]' OR strpos(email, U&'\\FFFD') > 0)`,
+        AND (email <> btrim(email) OR email ~ '[A-Z]' OR email ~ '[[:cntrl:]]'
+          OR email <> normalize(email, NFC))`,
       "phones with other than digits": `SELECT count(*) FROM ${t("users")} WHERE phone IS NOT NULL
         AND phone <> '' AND phone !~ '^[0-9]+$'`,
       "challenges of another user's factor": `SELECT count(*) FROM ${t("mfa_challenges")} c
