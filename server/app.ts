@@ -56,6 +56,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     dataDir: config.db.dataDir,
     maxPoolSize: config.db.maxPoolSize,
     prefix: config.db.namespace,
+    warn: (m) => log.warn(m),
   });
   if (opts.migrate !== false) {
     await migrate(db, (m) => log.info(m));

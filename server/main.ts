@@ -106,6 +106,7 @@ async function main(args: string[]): Promise<number> {
       dataDir: config.db.dataDir,
       maxPoolSize: config.db.maxPoolSize,
       prefix: config.db.namespace,
+      warn: (m) => log.warn(m),
     });
     try {
       const applied = await migrate(db, (m) => log.info(m));

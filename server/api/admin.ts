@@ -8,6 +8,7 @@ import type { Hono } from "../../deps.ts";
 import { isUniqueViolation, type Queryable } from "../db/db.ts";
 import type { IdentityRow, LocalProvider, UserRow } from "../auth/users.ts";
 import { userToJson } from "../auth/users.ts";
+import { confirmDepsOf, endUnprovenAccess, planConfirmation } from "../auth/confirm.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx, requireAdmin } from "./context.ts";
 import { ApiError, badRequest, uniqueViolationAnswer, unprocessable } from "./errors.ts";
@@ -92,6 +93,28 @@ async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams
   const now = s.clock.now();
   const hash = p.passwordHash ?? (p.password ? await s.passwords.hash(p.password) : undefined);
   let fields = adminUpdateFields(user, p, hash, now);
+  // Confirming an unproven account follows the one rule of auth/confirm.ts: what an
+  // admin confirms keeps only the password and metadata sent with the confirmation.
+  const confirming = (["email", "phone"] as const).filter((ch) =>
+    fields[`${ch}_confirmed_at`] !== undefined
+  );
+  const plan = confirming.length
+    ? planConfirmation({
+      ...user,
+      email: fields.email ?? user.email,
+      phone: fields.phone ?? user.phone,
+    }, {
+      channels: [...confirming],
+      signup: null,
+      password: hash,
+      data: p.userMetadata,
+      keepProviders: ["email", "phone"],
+      now,
+    })
+    : null;
+  if (plan?.reset) Object.assign(fields, plan.fields);
+  // A ban takes effect at once: the user's sessions and refresh tokens end with it.
+  const banning = fields.banned_until instanceof Date && fields.banned_until > now;
   let updated = user;
   if (Object.keys(fields).length) {
     try {
@@ -102,9 +125,14 @@ async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams
         const fresh = await s.users.findById(user.id, tx);
         if (!fresh) throw notFound();
         fields = adminUpdateFields(fresh, p, hash, now);
+        if (plan?.reset) Object.assign(fields, plan.fields);
         if (!Object.keys(fields).length) return fresh;
         const u = await s.users.update(user.id, fields, tx);
         if (!u) throw notFound();
+        if (plan?.reset) {
+          await endUnprovenAccess(confirmDepsOf(s), u.id, plan.reset.keepProviders, tx);
+        }
+        if (banning) await s.sessions.endAll(u.id, tx);
         if (u.email && (fields.email !== undefined || fields.email_confirmed_at)) {
           await s.users.syncLocalIdentity(u, "email", tx);
         }

@@ -5,7 +5,7 @@
  */
 import type { Context } from "../../deps.ts";
 import type { AccessClaims } from "../auth/jwt.ts";
-import type { SessionRow } from "../auth/sessions.ts";
+import { bannedError, isBanned, type SessionRow } from "../auth/sessions.ts";
 import type { UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { ApiError } from "./errors.ts";
@@ -47,6 +47,9 @@ export async function requireUser(c: Ctx): Promise<Caller> {
   const claims = await verifiedClaims(c, token);
   const user = await s.users.findById(claims.sub);
   if (!user) throw new ApiError(403, "user_not_found", "User from sub claim in JWT does not exist");
+  // A banned user's tokens open nothing, also one issued before the ban (GoTrue's
+  // requireAuthentication); the ban ended their sessions too (admin.ts).
+  if (isBanned(user, s.clock.now())) throw bannedError();
   let session: SessionRow | null = null;
   if (typeof claims.session_id === "string" && claims.session_id) {
     session = isUuid(claims.session_id) ? await s.sessions.findSession(claims.session_id) : null;

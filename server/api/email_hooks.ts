@@ -6,8 +6,8 @@
  *   sends it again within the limits (a confirmed one gets nothing).
  * - POST /token?grant_type=pkce {auth_code, code_verifier}: the PKCE exchange.
  * - PUT /user `email`: the e-mail change (a mail to the new address, and to
- *   the current one too when MAILER_SECURE_EMAIL_CHANGE_ENABLED; at once with
- *   MAILER_AUTOCONFIRM); `password` with
+ *   the current one too when MAILER_SECURE_EMAIL_CHANGE_ENABLED; at once only
+ *   for an anonymous user with MAILER_AUTOCONFIRM); `password` with
  *   SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION needs `nonce` from
  *   GET /reauthenticate; the password-changed notification mail.
  */
@@ -84,10 +84,14 @@ async function emailChangeStep(u: UserUpdate): Promise<void> {
     );
   }
   const oldEmail = user.email;
-  if (s.config.mailer.autoconfirm) {
+  // Only an anonymous user gets an address at once with MAILER_AUTOCONFIRM (like a sign-up)
+  // and becomes permanent; a permanent user always proves the new address, or anyone
+  // signed in could claim an address they do not own (GoTrue's user.go).
+  if (s.config.mailer.autoconfirm && user.is_anonymous) {
     u.fields.email = email;
     u.fields.email_confirmed_at = s.clock.now();
     u.fields.email_change = null;
+    u.fields.is_anonymous = false;
     u.after.push(async (written) => {
       await s.users.syncLocalIdentity(written, "email");
       if (oldEmail) {
@@ -135,7 +139,7 @@ async function emailChangeStep(u: UserUpdate): Promise<void> {
 
 /** Registers the e-mail hooks of /signup, /token and PUT /user. */
 export function emailHooks(_app: Hono<AppEnv>, s: Services): void {
-  onSignup(s, "email", async ({ c, s, user, body, redirectTo, duplicate }) => {
+  onSignup(s, "email", async ({ c, s, user, body, redirectTo, duplicate, signup }) => {
     // A repeated sign-up answers like a fresh one, in about the same time.
     const started = s.mailer.timing.now();
     if (duplicate && user.email_confirmed_at) {
@@ -150,6 +154,10 @@ export function emailHooks(_app: Hono<AppEnv>, s: Services): void {
         sendActionMail(s, user, "confirmation", {
           redirectTo: verifyRedirectTo(s.config, redirectTo),
           flowStateId,
+          signup,
+          // A repeated sign-up's mail does not replace the pending ones: the owner's own
+          // mail keeps working whatever a squatter requests meanwhile (auth/confirm.ts).
+          alongside: duplicate,
         }),
     ).catch(async (e) => {
       if (duplicate) await s.mailer.timing.pad("confirmation", started);

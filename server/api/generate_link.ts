@@ -14,6 +14,7 @@
  */
 import type { Hono } from "../../deps.ts";
 import { isUniqueViolation } from "../db/db.ts";
+import type { SignupClaim } from "../auth/confirm.ts";
 import { checkPasswordStrength } from "../auth/passwords.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { type UserRow, userToJson } from "../auth/users.ts";
@@ -91,15 +92,25 @@ export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
     let user: UserRow | null;
     let action: EmailAction;
     let verificationType: string = type;
+    let signup: SignupClaim | undefined;
     switch (type) {
-      case "signup":
-        user = await signupUser(s, email, optString(body, "password", 1024), data);
+      case "signup": {
+        const password = optString(body, "password", 1024);
+        const existed = !!await s.users.findByEmail(email);
+        user = await signupUser(s, email, password, data);
         action = "confirmation";
+        // The link confirms this sign-up (what the admin set), not an unconfirmed
+        // account's password the admin did not replace (auth/confirm.ts).
+        if (password || !existed) signup = {};
         break;
-      case "invite":
-        user = (await invitedUser(s, email, data ?? {})).user;
+      }
+      case "invite": {
+        const invited = await invitedUser(s, email, data ?? {});
+        user = invited.user;
         action = "invite";
+        if (invited.created) signup = {};
         break;
+      }
       case "magiclink":
         user = await s.users.findByEmail(email);
         action = "magiclink";
@@ -107,6 +118,7 @@ export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
           user = await signupUser(s, email, undefined, data);
           action = "confirmation";
           verificationType = "signup";
+          signup = {};
         }
         break;
       case "recovery":
@@ -133,7 +145,7 @@ export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
         action = type;
       }
     }
-    const link = await generateActionLink(s, user, action, { redirectTo });
+    const link = await generateActionLink(s, user, action, { redirectTo, signup });
     return c.json({
       ...userToJson(user, { identities: await s.users.listIdentities(user.id) }),
       action_link: link.actionLink,

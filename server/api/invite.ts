@@ -76,7 +76,12 @@ export function inviteRoutes(app: Hono<AppEnv>, s: Services): void {
     const { user, created } = await invitedUser(s, email, data);
     let sent;
     try {
-      sent = await sendActionMail(s, user, "invite", { redirectTo });
+      // An invite that made the account confirms what the invite set; one to an account
+      // somebody else made keeps nothing of theirs (auth/confirm.ts).
+      sent = await sendActionMail(s, user, "invite", {
+        redirectTo,
+        signup: created ? {} : undefined,
+      });
     } catch (e) {
       // A failed invitation leaves nothing behind: the user it created goes, a re-invited
       // user's invited_at is what it was.

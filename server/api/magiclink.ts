@@ -59,6 +59,7 @@ export async function sendLoginMail(
           tx,
         )
       );
+      created = true;
       await s.audit.record({
         action: "user_signedup",
         actorId: user.id,
@@ -91,6 +92,9 @@ export async function sendLoginMail(
         redirectTo,
         flowStateId,
         intervalSec: s.config.smtp.linkFrequency,
+        // The mail of the sign-up this request made; an unconfirmed account someone else made
+        // gets a plain confirmation, which keeps nothing of theirs (auth/confirm.ts).
+        signup: created ? {} : undefined,
       }));
   } catch (e) {
     // A request that fails leaves no user behind (withFlowState removed its flow state); a

@@ -18,6 +18,7 @@
  * - GET /reauthenticate for a user with a phone and no e-mail: a nonce by SMS.
  */
 import type { Hono } from "../../deps.ts";
+import { confirmAddressNow, isUnproven, signupClaimOf, signupTokenData } from "../auth/confirm.ts";
 import { parsePhone, type PhoneCodeType, SMS_CODE_KIND } from "../auth/phone.ts";
 import type { TokenSet } from "../auth/sessions.ts";
 import type { UserRow } from "../auth/users.ts";
@@ -79,7 +80,14 @@ export async function otpByPhone(c: Ctx, s: Services, body: Body): Promise<Respo
   }
   let messageId = "";
   try {
-    const sent = await s.sms.sendOtp({ userId: user.id, phone, type: "sms" });
+    // The code of the sign-up this request made keeps its data; a code to an unconfirmed
+    // account someone else made keeps nothing of theirs (auth/confirm.ts).
+    const sent = await s.sms.sendOtp({
+      userId: user.id,
+      phone,
+      type: "sms",
+      data: created ? signupTokenData({}) : undefined,
+    });
     messageId = sent.messageId;
     await s.users.update(user.id, { confirmation_sent_at: s.clock.now() });
   } catch (e) {
@@ -134,8 +142,15 @@ export async function verifyByPhone(
       throw new ApiError(403, "otp_expired", "Token has expired or is invalid");
     }
     if (!user.phone_confirmed_at) {
-      user = await s.users.update(user.id, { phone_confirmed_at: now }) ?? user;
-      await s.users.syncLocalIdentity(user, "phone");
+      // The one rule of auth/confirm.ts: an unproven account keeps only what the sign-up of
+      // this very code set; a code from /otp keeps no password nor session of anybody.
+      const unconfirmed = user;
+      user = await confirmAddressNow(s, unconfirmed, {
+        channels: ["phone"],
+        signup: signupClaimOf(row.data),
+        now,
+      });
+      if (isUnproven(unconfirmed)) await s.otp.revoke(user.id, ["sms"]);
     }
   } else {
     if (user.phone_change !== phone) {
@@ -229,7 +244,13 @@ export async function resendByPhone(
     await s.sms.timing.pad(type, started);
     return c.json({ message_id: messageId });
   }
-  await s.sms.sendOtp({ userId: user.id, phone: to, type });
+  // `sms`: the pending sign-up's code again (what the row's sign-up set, auth/confirm.ts).
+  await s.sms.sendOtp({
+    userId: user.id,
+    phone: to,
+    type,
+    data: type === "sms" ? signupTokenData({}) : undefined,
+  });
   await s.users.update(
     user.id,
     type === "sms"
@@ -299,9 +320,17 @@ async function phoneUpdateStep(u: UserUpdate): Promise<void> {
 
 /** Registers the phone hooks of /signup and PUT /user. */
 export function phoneRoutes(_app: Hono<AppEnv>, s: Services): void {
-  onSignup(s, "phone", async ({ c, s, user, duplicate }) => {
+  onSignup(s, "phone", async ({ c, s, user, duplicate, signup }) => {
     if (duplicate && user.phone_confirmed_at) return;
-    const fresh = await s.sms.sendUserCode(user, "sms" satisfies PhoneCodeType);
+    // The code confirms this sign-up (auth/confirm.ts); a repeated sign-up's code is sent
+    // beside the pending one, so the owner's own code keeps working.
+    const fresh = await s.sms.sendUserCode(
+      user,
+      "sms" satisfies PhoneCodeType,
+      undefined,
+      signupTokenData(signup),
+      duplicate,
+    );
     await s.audit.record({
       action: "user_confirmation_requested",
       actorId: user.id,

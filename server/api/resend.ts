@@ -50,7 +50,8 @@ export function resendRoutes(app: Hono<AppEnv>, s: Services): void {
         await withoutMail(s, "confirmation", email); // same limits, same time, no mail
         return c.json({ message_id: messageId });
       }
-      await sendActionMail(s, user, "confirmation", { redirectTo });
+      // The pending sign-up's confirmation again (auth/confirm.ts: what the row's sign-up set).
+      await sendActionMail(s, user, "confirmation", { redirectTo, signup: {} });
       await s.audit.record({
         action: "user_confirmation_requested",
         actorId: user.id,

@@ -12,6 +12,7 @@
  */
 import type { Hono } from "../../deps.ts";
 import { isUniqueViolation } from "../db/db.ts";
+import type { SignupClaim } from "../auth/confirm.ts";
 import { checkPasswordStrength } from "../auth/passwords.ts";
 import { normalizePhone, type UserRow, userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
@@ -40,6 +41,13 @@ export interface SignupEvent {
    * who is not confirmed yet, and must not reveal anything in its answer.
    */
   duplicate: boolean;
+  /**
+   * What confirming this sign-up keeps (auth/confirm.ts): put it in the
+   * confirmation's token. A fresh sign-up's is `{}` (the row is its own); a
+   * repeated one carries its password's hash and data, so the owner's own
+   * sign-up is the one that counts once they confirm it.
+   */
+  signup: SignupClaim;
 }
 
 /**
@@ -189,6 +197,7 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
         redirectTo,
         lookedUp,
         hooksOf(s)[channel],
+        { password: hash, data },
       );
     }
 
@@ -212,7 +221,16 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
     }
     try {
       for (const hook of hooksOf(s)[channel]) {
-        user = (await hook({ c, s, user, channel, body, redirectTo, duplicate: false })) ?? user;
+        user = (await hook({
+          c,
+          s,
+          user,
+          channel,
+          body,
+          redirectTo,
+          duplicate: false,
+          signup: {},
+        })) ?? user;
       }
     } catch (e) {
       // As if the sign-up never happened (GoTrue rolls back its transaction),

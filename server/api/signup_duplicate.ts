@@ -9,6 +9,7 @@
  * waits as long as fresh sign-ups' insert and mail took lately. With
  * autoconfirm on GoTrue answers 422 user_already_exists; a phone, 400 (spec 7.2).
  */
+import type { SignupClaim } from "../auth/confirm.ts";
 import type { UserRow } from "../auth/users.ts";
 import { userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
@@ -121,6 +122,7 @@ export async function duplicateSignup(
   redirectTo: string | undefined,
   lookedUp: number,
   hooks: readonly SignupHook[],
+  signup: SignupClaim,
 ): Promise<Response> {
   const createdAt = s.clock.now();
   await s.audit.record({
@@ -148,7 +150,7 @@ export async function duplicateSignup(
   }
   for (const hook of hooks) {
     try {
-      await hook({ c, s, user: existing, channel, body, redirectTo, duplicate: true });
+      await hook({ c, s, user: existing, channel, body, redirectTo, duplicate: true, signup });
     } catch (e) {
       // The answer must not differ from a fresh sign-up's: log, never surface.
       s.log.warn("sign-up hook failed for a known address", {

@@ -88,6 +88,12 @@ export interface IssueTokenOptions {
   /** Whether a link secret is made too (default true; false for SMS codes and nonces). */
   link?: boolean;
   data?: Record<string, unknown>;
+  /**
+   * True: the user's other pending tokens of this type stay, and later
+   * tokens of the type do not replace this one either (each repeated
+   * sign-up's own confirmation, auth/confirm.ts). Default false.
+   */
+  alongside?: boolean;
 }
 
 /** An issued token: the secrets to deliver, shown once. */
@@ -128,10 +134,12 @@ export class OneTimeTokens {
     const code = randomDigits(o.codeLength ?? 6);
     const linkHash = await sha256Hex(link);
     const expiresAt = new Date(now.getTime() + o.ttlSec * 1000);
-    // The user's previous token of this type goes, and so do their expired ones.
+    // The user's previous token of this type goes (unless issued alongside), and so do
+    // their expired ones.
     await q.query(
-      `DELETE FROM ${this.table} WHERE user_id = $1 AND (token_type = $2 OR expires_at <= $3)`,
-      [o.userId, o.type, now],
+      `DELETE FROM ${this.table} WHERE user_id = $1 AND ((token_type = $2 AND $4::boolean
+         AND (data->>'alongside') IS DISTINCT FROM 'true') OR expires_at <= $3)`,
+      [o.userId, o.type, now, !o.alongside],
     );
     const [row] = await q.query<{ id: string }>(
       `INSERT INTO ${this.table}
@@ -143,7 +151,7 @@ export class OneTimeTokens {
         linkHash,
         await this.#codeHash(o.type, o.recipient, code),
         o.recipient,
-        JSON.stringify(o.data ?? {}),
+        JSON.stringify(o.alongside ? { ...o.data, alongside: true } : (o.data ?? {})),
         now,
         expiresAt,
       ],
@@ -239,6 +247,11 @@ export class OneTimeTokens {
       );
     }
     throw otpInvalid();
+  }
+
+  /** Drops one token by its id. */
+  async revokeId(id: string, q: Queryable = this.db): Promise<void> {
+    await q.query(`DELETE FROM ${this.table} WHERE id = $1`, [id]);
   }
 
   /** Drops a user's pending tokens of the given types (all types when none given). */

@@ -182,6 +182,8 @@ export class SmsService {
     phone: string;
     type: PhoneCodeType;
     data?: Record<string, unknown>;
+    /** Beside the user's pending codes of the type (auth/otp.ts `alongside`). */
+    alongside?: boolean;
   }): Promise<SentSms & { expiresAt: Date }> {
     const cfg = this.config.sms;
     let expiresAt = new Date(0);
@@ -196,6 +198,7 @@ export class SmsService {
         codeLength: cfg.otpLength,
         link: false,
         data: o.data,
+        alongside: o.alongside,
       });
       expiresAt = t.expiresAt;
       return {
@@ -245,10 +248,11 @@ export class SmsService {
     type: PhoneCodeType,
     phone?: string,
     data?: Record<string, unknown>,
+    alongside?: boolean,
   ): Promise<UserRow> {
     const to = type === "phone_change" ? phone : (phone ?? user.phone);
     if (!to) throw unprocessable("The user has no phone number", "validation_failed");
-    await this.sendOtp({ userId: user.id, phone: to, type, data });
+    await this.sendOtp({ userId: user.id, phone: to, type, data, alongside });
     const now = this.clock.now();
     const fields = type === "sms"
       ? { confirmation_sent_at: now }

@@ -74,7 +74,16 @@ export interface IssueOpts {
   ip?: string;
 }
 
-/** Session and refresh-token service. */
+/** 403 user_banned, GoTrue's answer to a banned user wherever tokens would be issued. */
+export function bannedError(): ApiError {
+  return new ApiError(403, "user_banned", "User is banned");
+}
+
+/** True while `user` is banned at `now`. */
+export function isBanned(user: Pick<UserRow, "banned_until">, now: Date): boolean {
+  return !!user.banned_until && new Date(user.banned_until) > now;
+}
+
 /**
  * 400 refresh_token_already_used, carrying whose session it was and whether
  * this reuse revoked the session's whole token family (so /token can audit it).
@@ -85,6 +94,7 @@ export class RefreshTokenReusedError extends ApiError {
   }
 }
 
+/** Session and refresh-token service. */
 export class Sessions {
   readonly sessions: string;
   readonly refreshTokens: string;
@@ -109,17 +119,34 @@ export class Sessions {
     const now = this.clock.now();
     const amr: AmrEntry[] = [{ method: opts.method, timestamp: Math.floor(now.getTime() / 1000) }];
     if (opts.provider) amr[0].provider = opts.provider;
-    const [session] = await q.query<SessionRow>(
-      `INSERT INTO ${this.sessions} (user_id, aal, amr, user_agent, ip, created_at, updated_at)
-       VALUES ($1, 'aal1', $2, $3, $4, $5, $5) RETURNING *`,
-      [user.id, JSON.stringify(amr), opts.userAgent ?? null, opts.ip ?? null, now],
-    );
     const token = randomToken(32);
-    await q.query(
-      `INSERT INTO ${this.refreshTokens} (token_hash, user_id, session_id, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $4)`,
-      [await sha256Hex(token), user.id, session.id, now],
+    // One statement: the session and its refresh token exist only for a user who is not
+    // banned (nor deleted) as the database has it now. The share lock on the user row
+    // orders this against a ban (admin.ts updates the row, then deletes the sessions, in
+    // one transaction): a sign-in that read the row first is ended by the ban, one that
+    // comes after sees it. Every path that issues tokens goes through here.
+    const [session] = await q.query<SessionRow>(
+      `WITH u AS (
+         SELECT id FROM ${this.users.table} WHERE id = $1 AND deleted_at IS NULL
+           AND (banned_until IS NULL OR banned_until <= $5) FOR SHARE
+       ), s AS (
+         INSERT INTO ${this.sessions} (user_id, aal, amr, user_agent, ip, created_at, updated_at)
+         SELECT u.id, 'aal1', $2, $3, $4, $5, $5 FROM u RETURNING *
+       ), r AS (
+         INSERT INTO ${this.refreshTokens} (token_hash, user_id, session_id, created_at, updated_at)
+         SELECT $6, s.user_id, s.id, $5, $5 FROM s
+       )
+       SELECT * FROM s`,
+      [
+        user.id,
+        JSON.stringify(amr),
+        opts.userAgent ?? null,
+        opts.ip ?? null,
+        now,
+        await sha256Hex(token),
+      ],
     );
+    if (!session) throw await this.#notIssued(user.id, q);
     const fresh = await this.users.update(user.id, { last_sign_in_at: now }, q) ?? user;
     return await this.tokenSet(fresh, session, token, q);
   }
@@ -130,20 +157,43 @@ export class Sessions {
    */
   async reissue(user: UserRow, session: SessionRow, q: Queryable = this.db): Promise<TokenSet> {
     const now = this.clock.now();
-    await q.query(
-      `UPDATE ${this.refreshTokens} SET revoked = true, updated_at = $2 WHERE session_id = $1`,
-      [
-        session.id,
-        now,
-      ],
-    );
     const token = randomToken(32);
-    await q.query(
-      `INSERT INTO ${this.refreshTokens} (token_hash, user_id, session_id, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $4)`,
-      [await sha256Hex(token), user.id, session.id, now],
+    // As in issue(): nothing for a banned user, in one statement (an MFA verification of a
+    // user banned meanwhile gets no tokens); a session that ended meanwhile gets none either.
+    const [done] = await q.query<{ id: number }>(
+      `WITH u AS (
+         SELECT id FROM ${this.users.table} WHERE id = $1 AND deleted_at IS NULL
+           AND (banned_until IS NULL OR banned_until <= $3) FOR SHARE
+       ), s AS (
+         SELECT id FROM ${this.sessions} WHERE id = $2 AND user_id IN (SELECT id FROM u)
+         FOR UPDATE
+       ), old AS (
+         UPDATE ${this.refreshTokens} SET revoked = true, updated_at = $3
+         WHERE session_id IN (SELECT id FROM s) AND NOT revoked
+       )
+       INSERT INTO ${this.refreshTokens} (token_hash, user_id, session_id, created_at, updated_at)
+       SELECT $4, $1, s.id, $3, $3 FROM s RETURNING id`,
+      [user.id, session.id, now, await sha256Hex(token)],
     );
+    if (!done) throw await this.#notIssued(user.id, q, session.id);
     return await this.tokenSet(user, session, token, q);
+  }
+
+  /** Why no tokens were issued: 403 user_banned, user_not_found or session_not_found. */
+  async #notIssued(userId: string, q: Queryable, sessionId?: string): Promise<ApiError> {
+    const user = await this.users.findById(userId, q);
+    if (!user) return new ApiError(404, "user_not_found", "User not found");
+    if (user.banned_until && new Date(user.banned_until) > this.clock.now()) {
+      return bannedError();
+    }
+    if (sessionId) {
+      return new ApiError(
+        403,
+        "session_not_found",
+        "Session from session_id claim in JWT does not exist",
+      );
+    }
+    return bannedError();
   }
 
   /** Builds the token set: signs an access token for the session. */
@@ -291,6 +341,14 @@ export class Sessions {
           "Invalid Refresh Token: Refresh Token Not Found",
         );
     }
+  }
+
+  /**
+   * Ends every session of a user (their refresh tokens go with them), in `q`:
+   * a ban does it in the transaction that bans (api/admin.ts).
+   */
+  async endAll(userId: string, q: Queryable = this.db): Promise<void> {
+    await q.query(`DELETE FROM ${this.sessions} WHERE user_id = $1`, [userId]);
   }
 
   /**

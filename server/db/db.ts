@@ -87,10 +87,12 @@ export async function openDb(opts: {
   dataDir: string;
   maxPoolSize: number;
   prefix: string;
+  /** Warnings of the PostgreSQL client (credentials in clear). */
+  warn?: (message: string) => void;
 }): Promise<Db> {
   if (opts.url) {
     const { openPostgres } = await import("./postgres.ts");
-    return openPostgres(opts.url, opts.maxPoolSize, opts.prefix);
+    return openPostgres(opts.url, opts.maxPoolSize, opts.prefix, { warn: opts.warn });
   }
   const { openPglite } = await import("./pglite.ts");
   return await openPglite(opts.dataDir, opts.prefix);

@@ -33,9 +33,19 @@ function onConnection(c: Connection): Queryable {
   };
 }
 
-/** Opens a pool; `maxPoolSize` 0 means "no limit of ours" (UNLIMITED_POOL_SIZE connections). */
-export function openPostgres(url: string, maxPoolSize: number, prefix: string): Db {
-  const pool = new Pool(parseConnectionString(url), {
+/**
+ * Opens a pool; `maxPoolSize` 0 means "no limit of ours" (UNLIMITED_POOL_SIZE connections).
+ * `warn` hears of credentials sent in clear to another host (pg/connection.ts).
+ */
+export function openPostgres(
+  url: string,
+  maxPoolSize: number,
+  prefix: string,
+  options: { warn?: (message: string) => void } = {},
+): Db {
+  const connect = parseConnectionString(url);
+  if (options.warn) connect.warn = options.warn;
+  const pool = new Pool(connect, {
     max: maxPoolSize > 0 ? maxPoolSize : UNLIMITED_POOL_SIZE,
   });
   const reserved = async <T>(fn: (c: Connection) => Promise<T>): Promise<T> => {

@@ -21,6 +21,7 @@
  * long as one, so neither status nor timing tells the two apart.
  */
 import type { MailKind } from "../config.ts";
+import { type SignupClaim, signupTokenData } from "../auth/confirm.ts";
 import type { TokenType } from "../auth/otp.ts";
 import type { UserFields, UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
@@ -109,6 +110,14 @@ export interface ActionOptions {
   flowStateId?: string;
   /** Seconds between two such mails to the address, instead of the action's own. */
   intervalSec?: number;
+  /**
+   * The sign-up this confirmation belongs to (auth/confirm.ts): what its
+   * verification keeps of the password and metadata. Without it, confirming
+   * an unproven account keeps neither.
+   */
+  signup?: SignupClaim;
+  /** Issue the token beside the user's pending ones of its type (a repeated sign-up's). */
+  alongside?: boolean;
 }
 
 /** A generated link and its parts (POST /admin/generate_link answers these). */
@@ -119,6 +128,8 @@ export interface ActionLink {
   /** The link secret (`token` in the link, `token_hash` of POST /verify). */
   hashedToken: string;
   redirectTo: string;
+  /** The id of the issued one-time token. */
+  tokenId: string;
 }
 
 function recipientOf(user: UserRow, action: EmailAction): string {
@@ -163,13 +174,16 @@ export async function generateActionLink(
     data: {
       redirect_to: redirectTo,
       ...(opts.flowStateId ? { flow_state_id: opts.flowStateId } : {}),
+      ...(opts.signup ? signupTokenData(opts.signup) : {}),
     },
+    alongside: opts.alongside,
   });
   return {
     actionLink: t.link ? verifyUrl(s, spec.path(s), t.link, spec.linkType, redirectTo) : "",
     emailOtp: t.code,
     hashedToken: t.link ?? "",
     redirectTo,
+    tokenId: t.id,
   };
 }
 
@@ -186,10 +200,10 @@ export async function sendActionMail(
   const spec = SPECS[action];
   const to = recipientOf(user, action);
   const started = s.mailer.timing.now();
-  let issued = false;
+  let issued: string | undefined;
   const vars = async (): Promise<TemplateVars> => {
     const link = await generateActionLink(s, user, action, opts);
-    issued = true;
+    issued = link.tokenId;
     return {
       ConfirmationURL: link.actionLink,
       Token: link.emailOtp,
@@ -210,7 +224,7 @@ export async function sendActionMail(
     });
   } catch (e) {
     // The token of a mail that did not go out is of no use to anyone.
-    if (issued) await s.otp.revoke(user.id, [action]).catch(() => {});
+    if (issued) await s.otp.revokeId(issued).catch(() => {});
     throw e;
   }
   const updated = await s.users.update(user.id, { [spec.sentAt]: s.clock.now() }) ?? user;

@@ -16,7 +16,8 @@
 import { ApiError, uniqueViolationAnswer, unprocessable } from "../api/errors.ts";
 import { checkPasswordStrength } from "../auth/passwords.ts";
 import { type OneTimeTokenRow, otpInvalid } from "../auth/otp.ts";
-import type { UserFields, UserRow } from "../auth/users.ts";
+import { confirmAddressNow, isUnproven, signupClaimOf } from "../auth/confirm.ts";
+import type { UserRow } from "../auth/users.ts";
 import { normalizeEmail } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 
@@ -120,17 +121,24 @@ export async function verifyEmailToken(
   }
   if (token.relates_to !== user.email) throw otpInvalid(); // the address moved meanwhile
 
-  const fields: UserFields = {};
-  if (!user.email_confirmed_at) fields.email_confirmed_at = now;
-  if (setsPassword && opts.password) {
-    fields.encrypted_password = await s.passwords.hash(opts.password);
-  }
-  if (Object.keys(fields).length) {
-    user = await s.users.update(user.id, fields) ?? user;
-    await s.users.syncLocalIdentity(user, "email");
-  }
+  // The one rule of auth/confirm.ts: confirming an unproven account keeps only what the
+  // confirming person set (this request's password, or the sign-up this token belongs to).
+  const password = setsPassword && opts.password
+    ? await s.passwords.hash(opts.password)
+    : undefined;
+  const confirmed = user;
+  user = await confirmAddressNow(s, confirmed, {
+    channels: ["email"],
+    signup: token.token_type === "confirmation" || token.token_type === "invite"
+      ? signupClaimOf(token.data)
+      : null,
+    password,
+    now,
+  });
   // A confirmed address ends its other pending link mails of the same purpose.
-  if (token.token_type === "confirmation" || token.token_type === "invite") {
+  if (
+    token.token_type === "confirmation" || token.token_type === "invite" || isUnproven(confirmed)
+  ) {
     await s.otp.revoke(user.id, ["confirmation", "invite"]);
   }
   await s.audit.record({
@@ -190,6 +198,7 @@ async function applyEmailChange(
     email_change: null,
     email_change_sent_at: null,
     email_change_confirm_status: 0,
+    is_anonymous: false, // an anonymous user with a confirmed address is a permanent one
   }).catch((e) => {
     // Taken since the check above by a concurrent change: the answer the check gives.
     throw uniqueViolationAnswer(e) ?? e;

@@ -7,13 +7,14 @@
  * and cannot sign in before it is verified.
  *
  * Linking an existing account that never confirmed its address (someone may
- * have signed up with a victim's address and a password of their own) drops
- * that password and the other identities first, then confirms the address:
- * the provider proved ownership, the squatter's password must not survive.
+ * have signed up with a victim's address and a password of their own)
+ * confirms it by the one rule of auth/confirm.ts first: the provider proved
+ * ownership, the squatter's password, identities and sessions must not survive.
  */
 import { ApiError } from "../api/errors.ts";
 import type { ProviderName } from "../config.ts";
 import { isUniqueViolation, type Queryable } from "../db/db.ts";
+import { confirmAddress, confirmDepsOf } from "../auth/confirm.ts";
 import type { IdentityRow, UserRow } from "../auth/users.ts";
 import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
@@ -149,7 +150,11 @@ export async function signInUser(
     if (outcome.user.email) {
       // As GoTrue: a confirmation mail proves the address; the next sign-in then works.
       try {
-        await sendActionMail(s, outcome.user, "confirmation", { redirectTo: opts.redirectTo });
+        // The confirmation of this provider sign-in: its identity stays (auth/confirm.ts).
+        await sendActionMail(s, outcome.user, "confirmation", {
+          redirectTo: opts.redirectTo,
+          signup: { provider },
+        });
         sent = true;
       } catch (e) {
         s.log.warn("confirmation mail for a provider sign-in not sent", {
@@ -191,8 +196,14 @@ async function decideAccount(
       const c = candidateEmail(pu.emails);
       const proven = c?.verified && c.email.toLowerCase() === fresh.email;
       if (proven || s.config.mailer.autoconfirm) {
-        fresh = await s.users.update(fresh.id, { email_confirmed_at: s.clock.now() }, tx) ??
-          fresh;
+        // The one rule of auth/confirm.ts (this identity made the account; it stays).
+        fresh = await confirmAddress(confirmDepsOf(s), fresh, {
+          channels: ["email"],
+          signup: null,
+          data: fresh.raw_user_meta_data,
+          keepProviders: [provider],
+          now: s.clock.now(),
+        }, tx);
       } else unverified = true;
     } else if (!fresh.email && !opts.emailOptional) unverified = true;
     if (!unverified) {
@@ -228,13 +239,15 @@ async function decideAccount(
       bannedCheck(s, user);
       await s.users.lockProfile(user.id, tx); // the user row before its identities (lock order)
       if (!user.email_confirmed_at && user.email) {
-        // Pre-account-takeover defence: the unconfirmed account's password and
-        // other identities go; the provider proved who owns the address.
-        await tx.query(`DELETE FROM ${s.users.identities} WHERE user_id = $1`, [user.id]);
-        user = await s.users.update(user.id, {
-          encrypted_password: null,
-          email_confirmed_at: s.clock.now(),
-        }, tx) ?? user;
+        // Pre-account-takeover defence (auth/confirm.ts): the provider proved who owns the
+        // address; an unproven account's password, other identities, factors, sessions and
+        // metadata go before this identity is linked.
+        user = await confirmAddress(confirmDepsOf(s), user, {
+          channels: ["email"],
+          signup: null,
+          keepProviders: [],
+          now: s.clock.now(),
+        }, tx);
       }
       const identity = await s.users.createIdentity({
         user_id: user.id,

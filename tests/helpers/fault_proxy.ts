@@ -163,3 +163,117 @@ export function startFaultProxy(
     },
   });
 }
+
+/** A proxy whose connections are not accepted until `release()` (see startLateProxy). */
+export interface LateProxy {
+  readonly port: number;
+  /** Clients whose dial to the proxy is still in SYN-SENT (their SYN dropped), from /proc. */
+  dialsPending(): number;
+  /** Clients connected to the proxy (ESTABLISHED on their side), from /proc. */
+  dialsEstablished(): number;
+  /** Accepts again: the held connections (the filler ones are closed) are then forwarded. */
+  release(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A TCP proxy to `target` that does not accept for now: its accept queue is filled with
+ * connections of its own, so the kernel drops the SYN of any further client, whose dial then
+ * completes only after `release()` and the client's next SYN retransmission (about a second
+ * later): a dial that completes long after the client's connect timeout. Linux only (it reads
+ * /proc/net/tcp).
+ */
+export async function startLateProxy(
+  target: { hostname: string; port: number },
+): Promise<LateProxy> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const fillers: Deno.Conn[] = [];
+  // Fill the accept queue: connect until a dial is not answered at once.
+  for (;;) {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 1000);
+    try {
+      fillers.push(await Deno.connect({ hostname: "127.0.0.1", port, signal: abort.signal }));
+    } catch {
+      break;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+  const clientSockets = (state: string) =>
+    Deno.readTextFileSync("/proc/net/tcp").split("\n").filter((line) => {
+      const f = line.trim().split(/\s+/);
+      return f[3] === state && f[2]?.endsWith(`:${hexPort}`);
+    }).length;
+  const open = new Set<Deno.Conn>();
+  const tasks = new Set<Promise<void>>();
+  const pump = async (from: Deno.Conn, to: Deno.Conn) => {
+    const buf = new Uint8Array(64 * 1024);
+    try {
+      for (;;) {
+        const n = await from.read(buf);
+        if (n === null) break;
+        let off = 0;
+        while (off < n) off += await to.write(buf.subarray(off, n));
+      }
+    } catch { /* reset */ }
+    for (const c of [from, to]) {
+      open.delete(c);
+      try {
+        c.close();
+      } catch { /* closed */ }
+    }
+  };
+  let loop: Promise<void> = Promise.resolve();
+  return {
+    port,
+    dialsPending: () => clientSockets("02"),
+    dialsEstablished: () => clientSockets("01"),
+    release() {
+      // The fillers are the first in the queue: accept and drop them.
+      const count = fillers.length;
+      loop = (async () => {
+        let dropped = 0;
+        try {
+          for await (const conn of listener) {
+            if (dropped < count) {
+              dropped++;
+              conn.close();
+              continue;
+            }
+            open.add(conn);
+            const t = (async () => {
+              const up = await Deno.connect(target).catch(() => null);
+              if (!up) {
+                open.delete(conn);
+                conn.close();
+                return;
+              }
+              open.add(up);
+              await Promise.all([pump(conn, up), pump(up, conn)]);
+            })();
+            tasks.add(t);
+            t.finally(() => tasks.delete(t));
+          }
+        } catch { /* closed */ }
+      })();
+      for (const f of fillers.splice(0)) f.close();
+      return Promise.resolve();
+    },
+    async close() {
+      for (const f of fillers.splice(0)) f.close();
+      try {
+        listener.close();
+      } catch { /* closed */ }
+      await loop;
+      for (const c of [...open]) {
+        try {
+          c.close();
+        } catch { /* closed */ }
+      }
+      await Promise.all([...tasks]);
+    },
+  };
+}

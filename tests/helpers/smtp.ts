@@ -20,8 +20,9 @@
  *   await smtp.close();
  *
  * `waitForMail` returns the oldest mail to `to` (and matching `subject`) not
- * returned before, waiting up to `timeoutMs` (default 5000) for it; it throws
- * naming what it waited for. `expectNoMail(to, ms)` asserts that none arrives.
+ * returned before, waiting up to `timeoutMs` for it (default 30,000: a bound
+ * for a hung test, not an expectation of speed); it throws naming what it
+ * waited for. `expectNoMail(to, ms)` asserts that none arrives.
  */
 import { simpleParser, SMTPServer } from "./deps.ts";
 
@@ -161,7 +162,7 @@ export async function startSmtp(
           reject(
             new Error(`no mail to ${to}${opts.subject ? ` with subject ${opts.subject}` : ""}`),
           );
-        }, opts.timeoutMs ?? 5000);
+        }, opts.timeoutMs ?? 30_000);
         waiters.add(check);
         check();
       });

@@ -104,6 +104,15 @@ Deno.test("fault: PostgreSQL cut during load answers 503 while down and heals wi
     await sleep(2500);
     const restoredAt = now();
     await proxy.restore();
+    // Healed is an event, not a delay: the first request started after the restore that
+    // answers 200. From then on every request must succeed (how long reconnecting takes
+    // depends on the machine's load; it is reported, not asserted).
+    let healedAt: number | undefined;
+    for (let i = 0; i < 600 && healedAt === undefined; i++) {
+      healedAt = outcomes.find((o) => o.start > restoredAt && o.status === 200)?.end;
+      if (healedAt === undefined) await sleep(50);
+    }
+    assert.ok(healedAt !== undefined, "no request succeeded within 30 s of the restore");
     await sleep(2500);
     stop = true;
     await Promise.all(workers);
@@ -113,7 +122,7 @@ Deno.test("fault: PostgreSQL cut during load answers 503 while down and heals wi
         ? "before"
         : o.start > cutAt && o.end < restoredAt
         ? "down"
-        : o.start > restoredAt + 1000
+        : o.start > healedAt!
         ? "after"
         : "transition";
     const statuses = (phase: string) =>
@@ -125,13 +134,15 @@ Deno.test("fault: PostgreSQL cut during load answers 503 while down and heals wi
       ["before", "down", "transition", "after"].map((p) => [p, statuses(p)]),
     );
     console.log(
-      `PostgreSQL cut: ${outcomes.length} requests, by phase and status ${JSON.stringify(report)}`,
+      `PostgreSQL cut: ${outcomes.length} requests, by phase and status ${
+        JSON.stringify(report)
+      }; healed ${Math.round(healedAt! - restoredAt)} ms after the restore`,
     );
     const bad = outcomes.filter((o) => o.status !== 200 && o.status !== 503);
     assert.deepEqual(bad, [], "only 200 or 503, never another status or a hang");
     assert.deepEqual(Object.keys(report.before), ["200"], "before the cut: all 200");
     assert.deepEqual(Object.keys(report.down), ["503"], "while down: all 503");
-    assert.deepEqual(Object.keys(report.after), ["200"], "a second after the restore: all 200");
+    assert.deepEqual(Object.keys(report.after), ["200"], "once healed: all 200");
 
     // No row lost: every sign-up that answered 200 is there; none answered 503 after the cut was.
     const emails = (await db.query<{ email: string }>(`SELECT email FROM ${db.t("users")}`))

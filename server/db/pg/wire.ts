@@ -232,9 +232,13 @@ export function utf8(buf: Uint8Array, start: number, end: number): string {
   return decoder.decode(buf.subarray(start, end));
 }
 
-/** A NUL-terminated string at `at`; returns it and the offset after the NUL. */
-export function cstringAt(buf: Uint8Array, at: number): [string, number] {
+/**
+ * A NUL-terminated string at `at`; returns it and the offset after the NUL. The string ends at
+ * `limit` at the latest (the end of its message): without a NUL before it, the offset returned
+ * is past `limit`, which the caller takes for a malformed message.
+ */
+export function cstringAt(buf: Uint8Array, at: number, limit = buf.length): [string, number] {
   let end = at;
-  while (buf[end] !== 0) end++;
+  while (end < limit && buf[end] !== 0) end++;
   return [utf8(buf, at, end), end + 1];
 }

@@ -58,9 +58,10 @@ Deno.test("admin create, get, update, ban, unban and delete users", async () => 
     const banned = await passwordGrant(srv, { email: a, password: "secret-pw-1" });
     assert.equal(banned.status, 400);
     assert.equal(banned.body.error_code, "user_banned");
+    // the ban ended the user's sessions at once (issue 17): their refresh tokens are gone
     const noRefresh = await refreshGrant(srv, signIn.body.refresh_token as string);
     assert.equal(noRefresh.status, 400);
-    assert.equal(noRefresh.body.error_code, "user_banned");
+    assert.equal(noRefresh.body.error_code, "refresh_token_not_found");
 
     r = await admin(srv, "PUT", `/admin/users/${id}`, { ban_duration: "none" });
     assert.equal(r.body.banned_until, undefined);

@@ -312,7 +312,12 @@ Deno.test("a known address's sign-up answers like a fresh one: members, timestam
 });
 
 Deno.test("over the e-mail send cap a known address is refused like a new one, not answered 200", async () => {
-  const srv = await startTestServer({ AUTHSVC_RATE_LIMIT_EMAIL_SENT: "2" });
+  // A clock that stands still: both 429s are computed at the same instant, so their
+  // Retry-After cannot differ by a second boundary crossed between the two requests.
+  const at = new Date();
+  const srv = await startTestServer({ AUTHSVC_RATE_LIMIT_EMAIL_SENT: "2" }, {
+    clock: { now: () => new Date(at) },
+  });
   try {
     const known = email("capped");
     for (const address of [known, email("second")]) {

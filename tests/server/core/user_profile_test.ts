@@ -183,6 +183,23 @@ Deno.test("profile revision: each write takes a new one, once per transaction", 
   }
 });
 
+/** Waits until a backend is blocked on a lock in a statement that contains `text`. */
+async function waitForLockWait(
+  db: { query<T>(sql: string, p?: unknown[]): Promise<T[]> },
+  text: string,
+) {
+  for (let i = 0; i < 2000; i++) {
+    const rows = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE wait_event_type = 'Lock' AND position($1 in query) > 0`,
+      [text],
+    );
+    if (rows[0].n > 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`no statement containing ${text} came to wait for a lock`);
+}
+
 Deno.test({
   name: "writers that take the user row first do not deadlock (PostgreSQL)",
   ignore: !testDatabaseUrl(),
@@ -201,7 +218,8 @@ Deno.test({
       await srv.db.transaction(async (tx) => {
         await users.update(user.id, { raw_user_meta_data: { t: 1 } }, tx);
         t2 = users.syncLocalIdentity(user, "email").then(() => null, (e) => e);
-        await new Promise((r) => setTimeout(r, 300)); // T2 is now waiting
+        // T2 is waiting once one of its statements on this namespace's tables waits for a lock
+        await waitForLockWait(srv.db, srv.db.t("users").slice(0, -"users".length));
         await users.syncLocalIdentity(user, "email", tx);
       });
       assert.equal(await t2, null, "the concurrent identity write failed");

@@ -123,14 +123,20 @@ Deno.test("sign-up: repeated sign-up of an unconfirmed address re-sends after th
   await withEmail({ AUTHSVC_SMTP_MAX_FREQUENCY: "0" }, async ({ srv, smtp }) => {
     await call(srv, "POST", "/signup", { email: "again@example.com", password: "pw-123456" });
     const a = await smtp.waitForMail("again@example.com");
-    await call(srv, "POST", "/signup", { email: "again@example.com", password: "pw-123456" });
+    await call(srv, "POST", "/signup", { email: "again@example.com", password: "pw-654321" });
     const b = await smtp.waitForMail("again@example.com");
     assert.notEqual(a.link, b.link);
-    // the newest link works, the replaced one does not
-    const old = await openLink(local(srv, a.link));
-    assert.equal(fragment(old.location!).error_code, "otp_expired");
+    // Each sign-up's mail confirms that sign-up (issue 17: a squatter's repeated sign-up
+    // must not void the owner's own mail): the second link confirms the second password,
+    // and once one link is used the other is void.
     const cur = await openLink(local(srv, b.link));
     assert.ok(fragment(cur.location!).access_token);
+    const old = await openLink(local(srv, a.link));
+    assert.equal(fragment(old.location!).error_code, "otp_expired");
+    const pw = (password: string) =>
+      call(srv, "POST", "/token?grant_type=password", { email: "again@example.com", password });
+    assert.equal((await pw("pw-654321")).status, 200);
+    assert.equal((await pw("pw-123456")).status, 400);
   });
 });
 

@@ -1,0 +1,121 @@
+/**
+ * E-mail change (issue 17, item 4; GoTrue's internal/api/user.go): a
+ * permanent user always proves a new address, also with MAILER_AUTOCONFIRM on;
+ * only an anonymous user with autoconfirm gets the address at once, and then
+ * stops being anonymous. Otherwise anyone signed in could claim an address
+ * they do not own.
+ */
+import assert from "node:assert/strict";
+import { authJsClient } from "../../helpers/auth_js.ts";
+import { call } from "../../helpers/server.ts";
+import { local, openLink, withEmail } from "../email/helpers.ts";
+
+const ENV = {
+  AUTHSVC_MAILER_AUTOCONFIRM: "true",
+  AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
+};
+
+function address(tag: string): string {
+  return `${tag}-${crypto.randomUUID().slice(0, 8)}@example.com`;
+}
+
+Deno.test("address claim by e-mail change on an autoconfirm server: a permanent user's new address waits for its owner", async () => {
+  await withEmail(ENV, async ({ srv, smtp }) => {
+    const attacker = authJsClient(srv.url);
+    const mine = address("attacker");
+    const victim = address("victim");
+    const su = await attacker.signUp({ email: mine, password: "attacker-pw-1" });
+    assert.ok(su.data.session);
+
+    const up = await attacker.updateUser({ email: victim });
+    assert.equal(up.error, null);
+    assert.equal(up.data.user?.email, mine, "the address switched without its owner");
+    assert.equal(up.data.user?.new_email, victim);
+    // The victim's address is not the attacker's: no sign-in with it, and the
+    // victim can still sign up with it.
+    const signIn = await call(srv, "POST", "/token?grant_type=password", {
+      email: victim,
+      password: "attacker-pw-1",
+    });
+    assert.equal(signIn.status, 400);
+    assert.equal(signIn.body.error_code, "invalid_credentials");
+    const me = await attacker.getUser();
+    assert.equal(me.data.user?.email, mine);
+
+    // The confirmation went to the new address; only its owner can complete the change.
+    const mail = await smtp.waitForMail(victim, { subject: "Confirm Email Change" });
+    const victimSignup = await authJsClient(srv.url).signUp({
+      email: victim,
+      password: "victim-pw-2",
+    });
+    assert.equal(victimSignup.error, null);
+    assert.ok(victimSignup.data.session, "the victim signs up with their own address");
+    // Even if the victim opened the link and the attacker confirmed from their own
+    // address (MAILER_SECURE_EMAIL_CHANGE_ENABLED), the address stays the victim's.
+    const own = await smtp.waitForMail(mine, { subject: "Confirm Email Change" });
+    await openLink(local(srv, mail.link));
+    const { location } = await openLink(local(srv, own.link));
+    const f = new URLSearchParams(location!.hash.slice(1));
+    assert.equal(f.get("access_token"), null);
+    assert.equal(f.get("error_code"), "email_exists");
+    assert.equal((await attacker.getUser()).data.user?.email, mine);
+  });
+});
+
+Deno.test("e-mail change of a permanent user on an autoconfirm server completes through the mailed link", async () => {
+  await withEmail(ENV, async ({ srv, smtp }) => {
+    const client = authJsClient(srv.url);
+    const from = address("from");
+    const to = address("to");
+    await client.signUp({ email: from, password: "pw-123456" });
+    assert.equal((await client.updateUser({ email: to })).error, null);
+    const mail = await smtp.waitForMail(to, { subject: "Confirm Email Change" });
+    const current = await smtp.waitForMail(from, { subject: "Confirm Email Change" });
+    await openLink(local(srv, current.link)); // secure change: both addresses confirm
+    const { location } = await openLink(local(srv, mail.link));
+    const f = new URLSearchParams(location!.hash.slice(1));
+    assert.equal(f.get("type"), "email_change", location!.hash);
+    const me = await call(srv, "GET", "/user", undefined, f.get("access_token")!);
+    assert.equal(me.body.email, to);
+  });
+});
+
+Deno.test("anonymous user adds an address on an autoconfirm server: at once, and no longer anonymous", async () => {
+  await withEmail(ENV, async ({ srv, smtp }) => {
+    const client = authJsClient(srv.url);
+    const anon = await client.signInAnonymously();
+    assert.equal(anon.error, null);
+    assert.equal(anon.data.user?.is_anonymous, true);
+    const email = address("anon");
+    const up = await client.updateUser({ email });
+    assert.equal(up.error, null);
+    assert.equal(up.data.user?.email, email);
+    assert.ok(up.data.user?.email_confirmed_at);
+    assert.equal(up.data.user?.is_anonymous, false);
+    await smtp.expectNoMail(email);
+    // Now permanent: a further change needs the new address's confirmation.
+    const next = address("next");
+    const again = await client.updateUser({ email: next });
+    assert.equal(again.data.user?.email, email);
+    assert.equal(again.data.user?.new_email, next);
+  });
+});
+
+Deno.test("anonymous user confirms an address by its mail (autoconfirm off): no longer anonymous", async () => {
+  await withEmail({ AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true" }, async ({ srv, smtp }) => {
+    const client = authJsClient(srv.url);
+    const anon = await client.signInAnonymously();
+    assert.equal(anon.error, null);
+    const email = address("anon2");
+    const up = await client.updateUser({ email });
+    assert.equal(up.error, null);
+    assert.equal(up.data.user?.is_anonymous, true, "not before the address is confirmed");
+    const mail = await smtp.waitForMail(email, { subject: "Confirm Email Change" });
+    const { location } = await openLink(local(srv, mail.link));
+    const f = new URLSearchParams(location!.hash.slice(1));
+    assert.equal(f.get("type"), "email_change", location!.hash);
+    const me = await call(srv, "GET", "/user", undefined, f.get("access_token")!);
+    assert.equal(me.body.email, email);
+    assert.equal(me.body.is_anonymous, false);
+  });
+});
