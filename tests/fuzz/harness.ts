@@ -201,6 +201,8 @@ class Run {
       AUTHSVC_RATE_LIMIT_SMS_SENT: "100000000/1h",
       AUTHSVC_RATE_LIMIT_ANONYMOUS_USERS: "100000000/1h",
       AUTHSVC_MFA_MAX_ENROLLED_FACTORS: "1000",
+      // The SMS fake runs in this (busy) process: a 1 s gateway timeout gave a 504 under load.
+      AUTHSVC_SMS_TIMEOUT: "30",
       LOG_LEVEL: "fatal",
     });
     this.db = await openDb({
