@@ -31,6 +31,7 @@ export type {
   TokenMethod,
   TokenParams,
   Verb,
+  VerifyTokenContext,
 } from "./client/options.ts";
 export type { ConnectionBuilder, ConnectionOptions, Middleware } from "./client/connection.ts";
 export type { Logger } from "./client/logger.ts";
@@ -46,6 +47,8 @@ export {
   OAuthResponse,
   type Parsed,
   type ParseMode,
+  type ParseOption,
+  type Parser,
   type ResponseOptions,
 } from "./client/response.ts";
 export {

@@ -6,7 +6,8 @@
 import type { Client } from "./client.ts";
 import { config, typeName } from "./config.ts";
 import { redact } from "./redact.ts";
-import type { OAuthResponse } from "./response.ts";
+import { OAuthResponse } from "./response.ts";
+import { OAuthError } from "./error.ts";
 import type { RequestOptions, TokenParams, Verb } from "./options.ts";
 import { snakeCase, SnakyHash } from "./snaky_hash.ts";
 import { internalRequest } from "./internal.ts";
@@ -32,6 +33,19 @@ export type { AccessTokenOptions, TokenMode, TokenPlacement, TokenTransmission }
  */
 let tokenKeyOfNextHash: string | undefined;
 
+/** Set by `buildToken`, which checks a token response for a token itself (with the real response). */
+let noTokenCheckedByCaller = false;
+
+/** Runs `build` with the constructor's no-token check left to the caller. */
+export function withoutNoTokenCheck<T>(build: () => T): T {
+  noTokenCheckedByCaller = true;
+  try {
+    return build();
+  } finally {
+    noTokenCheckedByCaller = false;
+  }
+}
+
 /**
  * An access token bound to a client.
  *
@@ -54,9 +68,11 @@ export class AccessToken {
   /** The refresh token, when the provider sent one. */
   refreshToken?: string;
   /** Seconds until expiry as the provider sent them. */
-  readonly expiresIn?: number;
+  expiresIn?: number;
   /** Expiry in epoch seconds (already reduced by `expiresLatency`). */
-  readonly expiresAt?: number;
+  expiresAt?: number;
+  /** The validated claims of the ID token, set by an `idTokenVerifier()` (`@authsvc/oauth2/oidc`). */
+  idTokenClaims?: Record<string, unknown>;
   /** Seconds taken off the expiry. */
   readonly expiresLatency?: number;
   /** The other fields of the token response (`token_type`, `scope`, `id_token` ...). */
@@ -78,6 +94,8 @@ export class AccessToken {
   constructor(client: Client, token: string, opts: AccessTokenOptions = {}) {
     const skip = tokenKeyOfNextHash; // first, so that no throw below leaves it set
     tokenKeyOfNextHash = undefined;
+    const checkNoToken = !noTokenCheckedByCaller;
+    noTokenCheckedByCaller = false;
     if (!client || typeof client !== "object" || typeof client.getToken !== "function") {
       throw new TypeError(`AccessToken: "client" must be a Client, got ${typeName(client)}`);
     }
@@ -129,6 +147,22 @@ export class AccessToken {
     }
     if (refresh_token !== undefined && refresh_token !== null && refresh_token !== "") {
       this.refreshToken = String(refresh_token);
+    }
+    if (checkNoToken && !token && !this.refreshToken) {
+      // As the gem: no token and no refresh token is an error when the client raises errors.
+      if (client.options.raiseErrors) {
+        const description = `AccessToken has no token; options are: ${
+          Object.keys(source).join(", ") || "(none)"
+        }`;
+        const body = JSON.stringify({ error: "no_token", error_description: description });
+        throw new OAuthError(
+          new OAuthResponse(
+            new Response(body, { headers: { "content-type": "application/json" } }),
+            body,
+          ),
+        );
+      }
+      if (!config.silenceNoTokensWarning) client.logger.warn("AccessToken has no token");
     }
     this.expiresIn = toInteger(expires_in ?? expires);
     this.expiresLatency = toInteger(expires_latency);
@@ -276,11 +310,50 @@ export class AccessToken {
     return placement;
   }
 
-  /** Makes a request with the token (relative paths resolve against the client's site). */
+  /**
+   * Makes a request with the token (relative paths resolve against the
+   * client's site). With the client's `autoRefresh`, an expired token with a
+   * refresh token is first refreshed in place (see {@linkcode AccessToken.renew}).
+   */
   request(verb: Verb, path: string, opts: RequestOptions = {}): Promise<OAuthResponse> {
+    if (this.client.options.autoRefresh && this.refreshToken && this.expired()) {
+      return this.renew().then(() => this.#send(verb, path, opts));
+    }
+    return this.#send(verb, path, opts);
+  }
+
+  #renewing?: Promise<this>;
+
+  /**
+   * Refreshes this token in place: one refresh request however many callers
+   * wait on it; then `token`, `refreshToken`, the expiry, `params`,
+   * `response` and `idTokenClaims` are the new ones and the client's
+   * `onRefresh` is called once with this token.
+   *
+   * @throws {OAuthError} when the provider refuses the refresh token
+   */
+  renew(): Promise<this> {
+    return this.#renewing ??= this.refresh().then(async (fresh) => {
+      this.token = fresh.token;
+      this.refreshToken = fresh.refreshToken;
+      this.expiresIn = fresh.expiresIn;
+      this.expiresAt = fresh.expiresAt;
+      for (const k of Object.keys(this.params)) delete this.params[k];
+      Object.assign(this.params, fresh.params);
+      this.response = fresh.response;
+      this.idTokenClaims = fresh.idTokenClaims;
+      await this.client.options.onRefresh?.(this);
+      return this;
+    }).finally(() => {
+      this.#renewing = undefined;
+    });
+  }
+
+  #send(verb: Verb, path: string, opts: RequestOptions): Promise<OAuthResponse> {
     const o: RequestOptions = { ...opts };
     const name = this.options.param_name;
-    switch (this.placement(verb)) {
+    const placement = this.placement(verb);
+    switch (placement) {
       case "header":
         o.headers = { ...opts.headers, ...this.headers() };
         break;
@@ -288,6 +361,12 @@ export class AccessToken {
         o.params = { ...opts.params, [name]: this.token };
         break;
       case "body":
+        if (verb === "get" || verb === "head") {
+          // fetch sends no body with GET/HEAD: the token would silently be left out
+          throw new TypeError(
+            `"mode" body cannot carry the token on ${verb.toUpperCase()}; use header or query`,
+          );
+        }
         if (typeof opts.body === "string") {
           o.body = `${opts.body}${opts.body ? "&" : ""}${new URLSearchParams({
             [name]: this.token,
@@ -299,7 +378,14 @@ export class AccessToken {
         }
         break;
     }
-    return internalRequest(this.client, verb, path, o, [this.token, this.refreshToken]);
+    return internalRequest(
+      this.client,
+      verb,
+      path,
+      o,
+      [this.token, this.refreshToken],
+      placement === "body",
+    );
   }
 
   /** GET with the token. */

@@ -4,14 +4,15 @@
  * @module
  */
 import type { AccessToken, AccessTokenOptions } from "./access_token.ts";
-import { config, debugFromEnvironment, typeName } from "./config.ts";
+import { debugFromEnvironment, typeName } from "./config.ts";
 import { Connection } from "./connection.ts";
 import { OAuthError } from "./error.ts";
 import { registerRequester } from "./internal.ts";
 import { type Logger, logRequest, logResponse } from "./logger.ts";
 import type { AuthScheme, ClientOptions, RequestOptions, TokenParams, Verb } from "./options.ts";
 import { OAuthResponse, type ResponseOptions } from "./response.ts";
-import { appendParams, resolveUrl, withQuery } from "./url.ts";
+import { appendParams, resolveUrl, spacesAsPercent20, withQuery } from "./url.ts";
+import { currentFilter, type RedactionFilter } from "./redact.ts";
 import { tokenRequest } from "./token_request.ts";
 import { AuthCode } from "./strategy/auth_code.ts";
 import { Implicit } from "./strategy/implicit.ts";
@@ -19,12 +20,29 @@ import { Password } from "./strategy/password.ts";
 import { ClientCredentials } from "./strategy/client_credentials.ts";
 import { Assertion } from "./strategy/assertion.ts";
 import { buildToken, encodeBody, redactOptions, tokenSecrets } from "./client_helpers.ts";
-import { validateClientArguments } from "./validate_options.ts";
+import { checkHeaderNames, validateClientArguments } from "./validate_options.ts";
 
 const VERBS = new Set(["get", "post", "put", "patch", "delete", "head", "options"]);
 /** The HTTP method of each verb as the library spells it (no case conversion per request). */
 const METHODS = new Map([...VERBS].map((v) => [v, v.toUpperCase()]));
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Headers that are credentials whatever the caller says (never sent to another origin). */
+const CREDENTIAL_HEADERS = ["authorization", "proxy-authorization", "cookie", "dpop"];
+
+/**
+ * Whether a query string or a form body carries one of `secrets` as a value;
+ * any other text (JSON ...) counts when it contains a secret of 8 or more
+ * characters (shorter ones would match by chance).
+ */
+function holdsSecret(text: string, secrets: readonly (string | undefined)[]): boolean {
+  const values = new Set(new URLSearchParams(text).values());
+  for (const s of secrets) {
+    if (!s) continue;
+    if (values.has(s)) return true;
+    if (s.length >= 8 && text.includes(s)) return true;
+  }
+  return false;
+}
 function isEmpty(record: Record<string, string>): boolean {
   for (const _ in record) return false;
   return true;
@@ -125,7 +143,14 @@ export class Client {
     this.debug = options.debug ?? debugFromEnvironment();
     this.#connection = new Connection(conn, this.logger);
     options.connectionBuild?.(this.#connection);
-    registerRequester(this, (verb, url, opts, secrets) => this.#request(verb, url, opts, secrets));
+    registerRequester(
+      this,
+      (verb, url, opts, secrets, bodyCredential) =>
+        this.#request(verb, url, opts, secrets, false, bodyCredential),
+    );
+    if (options.credentialHeaders) {
+      for (const h of options.credentialHeaders) this.#credentialHeaders.add(h.toLowerCase());
+    }
   }
 
   /** The client secret. */
@@ -133,8 +158,16 @@ export class Client {
     return this.#secret;
   }
 
-  /** The authorization endpoint with `params` in its query. */
+  /**
+   * The authorization endpoint with `params` in its query, and `redirect_uri`
+   * when the client has a `redirectUri` (as the gem adds it; a `redirect_uri`
+   * in `params` wins).
+   */
   authorizeUrl(params?: Record<string, unknown>): string {
+    const redirectUri = this.options.redirectUri;
+    if (redirectUri && (!params || params.redirect_uri === undefined)) {
+      params = { ...params, redirect_uri: redirectUri };
+    }
     return this.#endpoint(this.options.authorizeUrl, "authorizeUrl", params);
   }
 
@@ -167,8 +200,13 @@ export class Client {
 
   /**
    * Sends a request: relative URLs resolve against `site`, redirects are
-   * followed up to `maxRedirects` (302/303 become GET; a redirect to another
-   * origin drops the Authorization header).
+   * followed up to `maxRedirects` (302/303 become GET; past the limit the
+   * redirect response is returned; one without `Location` is an `OAuthError`).
+   * Credentials never follow a redirect to another origin: credential headers
+   * (`Authorization`, `Proxy-Authorization`, `Cookie`, `DPoP` and those in
+   * `credentialHeaders`) are removed, and a credential in a body the redirect
+   * would resend, or in the new location's query, makes it an `OAuthError`
+   * `cross_origin_redirect`.
    *
    * @throws {TypeError} for a bad verb, URL or options
    * @throws {OAuthError} for status 400 or above when errors are raised
@@ -179,6 +217,64 @@ export class Client {
   }
 
   #secretOnly?: readonly (string | undefined)[];
+  /** The filtered label and keys when the client was made (the gem keeps them too). */
+  #filter: RedactionFilter = currentFilter();
+  #credentialHeaders = new Set(CREDENTIAL_HEADERS);
+
+  /** Whether `headers` hold a header marked as a credential beyond those fetch drops itself. */
+  #hasMarkedHeader(headers: Record<string, string>, opts: RequestOptions): boolean {
+    for (const k in headers) {
+      if (k !== "authorization" && this.#isCredentialHeader(k, opts)) return true;
+    }
+    return false;
+  }
+
+  #isCredentialHeader(name: string, opts: RequestOptions): boolean {
+    if (this.#credentialHeaders.has(name)) return true;
+    const marked = opts.credentialHeaders;
+    if (!marked) return false;
+    for (const m of marked) if (m.toLowerCase() === name) return true;
+    return false;
+  }
+
+  /**
+   * The cross-origin rule: credentials never follow a redirect to another
+   * origin. Credential headers are removed (the request stays meaningful
+   * without them, as `fetch` does for Authorization); a credential that
+   * cannot be removed (in a body that the redirect would resend, or in the
+   * query of the new location) makes the redirect an `OAuthError`
+   * `cross_origin_redirect`, and nothing is sent there.
+   */
+  #crossOrigin(
+    response: globalThis.Response,
+    text: string,
+    next: URL,
+    method: string,
+    body: BodyInit | undefined,
+    credentialBody: boolean,
+    headers: Record<string, string>,
+    opts: RequestOptions,
+    secrets: readonly (string | undefined)[],
+  ): void {
+    const resent = body !== undefined && method !== "GET" && method !== "HEAD";
+    let where: string | undefined;
+    if (resent && (credentialBody || (typeof body === "string" && holdsSecret(body, secrets)))) {
+      where = "would resend the request body (which carries a credential) there";
+    } else if (next.search && holdsSecret(next.search, secrets)) {
+      where = "with a credential in the query of the new location";
+    }
+    if (where) {
+      throw new OAuthError(new OAuthResponse(response, text), {
+        code: "cross_origin_redirect",
+        description: `the endpoint redirected to another origin (${next.origin}) ` +
+          `with status ${response.status}, which ${where}`,
+        secrets,
+      });
+    }
+    for (const k in headers) {
+      if (this.#isCredentialHeader(k, opts)) delete headers[k];
+    }
+  }
 
   /** Secrets this client knows, for redaction of errors and logs. */
   #secrets(extra: readonly (string | undefined)[]): readonly (string | undefined)[] {
@@ -192,6 +288,7 @@ export class Client {
     opts: RequestOptions,
     extraSecrets: readonly (string | undefined)[],
     tokenEndpoint = false,
+    bodyCredential = false,
   ): Promise<OAuthResponse> {
     let method = METHODS.get(verb);
     if (method === undefined && typeof verb === "string" && VERBS.has(verb.toLowerCase())) {
@@ -208,11 +305,13 @@ export class Client {
     if (!opts || typeof opts !== "object" || Array.isArray(opts)) {
       throw new TypeError(`request: "opts" must be an object, got ${typeName(opts)}`);
     }
+    checkHeaderNames(opts.credentialHeaders, `request: "credentialHeaders"`);
     const secrets = this.#secrets(extraSecrets);
     let target: string;
     if (opts.params && Object.keys(opts.params).length > 0) {
       const withParams = this.#resolve(url, "url");
       appendParams(withParams.searchParams, opts.params);
+      spacesAsPercent20(withParams);
       target = withParams.href;
     } else {
       target = this.#resolved.get(url) ?? this.#resolve(url, "url").href;
@@ -230,29 +329,39 @@ export class Client {
     let body: BodyInit | undefined = encodeBody(opts.body, headers);
     let current = target;
     let redirectsLeft = this.options.maxRedirects;
+    // Where credentials travel, for the cross-origin rule (see #crossOrigin).
+    const credentialBody = tokenEndpoint || bodyCredential;
     while (true) {
-      if (this.debug) logRequest(this.logger, method, current, headers, body, secrets);
+      if (this.debug) {
+        logRequest(this.logger, method, current, headers, body, secrets, this.#filter);
+      }
       const { response, body: text } = await this.#connection.send(
         current,
         {
           method,
           headers,
           body: method === "GET" || method === "HEAD" ? undefined : body,
-          redirect: MANUAL_REDIRECTS ? "manual" : "follow",
+          redirect: MANUAL_REDIRECTS
+            ? "manual"
+            : credentialBody || this.#hasMarkedHeader(headers, opts)
+            ? "error" // the runtime follows redirects itself and would resend these
+            : "follow",
         },
         secrets,
         opts.signal,
       );
       if (this.debug) {
-        logResponse(this.logger, response.status, current, response.headers, text, secrets);
+        const h = response.headers;
+        logResponse(this.logger, response.status, current, h, text, secrets, this.#filter);
       }
-      // Only a redirect status needs the Location header (reading headers is not free).
-      const location = REDIRECTS.has(response.status) ? response.headers.get("location") : null;
-      if (location) {
-        if (redirectsLeft <= 0) {
+      if (REDIRECTS.has(response.status)) {
+        // Past maxRedirects the redirect itself is the answer (as the gem does).
+        if (redirectsLeft <= 0) return new OAuthResponse(response, text);
+        const location = response.headers.get("location");
+        if (!location) {
           throw new OAuthError(new OAuthResponse(response, text), {
-            code: "too_many_redirects",
-            description: `more than ${this.options.maxRedirects} redirects (maxRedirects)`,
+            code: "redirect_without_location",
+            description: `Got ${response.status} status code, but no Location header was present`,
             secrets,
           });
         }
@@ -265,17 +374,17 @@ export class Client {
           delete headers["content-type"];
         }
         if (next.origin !== from.origin) {
-          // A token or revocation request's body holds the grant and maybe the client
-          // secret: it is never resent to another origin (a 307/308 would resend it).
-          if (tokenEndpoint && body !== undefined && method !== "GET" && method !== "HEAD") {
-            throw new OAuthError(new OAuthResponse(response, text), {
-              code: "cross_origin_redirect",
-              description: `the endpoint redirected to another origin (${next.origin}) ` +
-                `with status ${response.status}, which would resend the request body there`,
-              secrets,
-            });
-          }
-          delete headers.authorization;
+          this.#crossOrigin(
+            response,
+            text,
+            next,
+            method,
+            body,
+            credentialBody,
+            headers,
+            opts,
+            secrets,
+          );
         }
         current = next.href;
         continue;
@@ -321,7 +430,84 @@ export class Client {
         return this.#request(v, u, o, secrets, true);
       },
     );
-    return buildToken(this, response, accessTokenOpts, this.#secrets(secrets));
+    const token = buildToken(this, response, accessTokenOpts, this.#secrets(secrets));
+    if (this.options.verifyToken) {
+      await this.options.verifyToken(token, { client: this, params, response });
+    }
+    return token;
+  }
+
+  /**
+   * Builds a client from the provider's metadata: OpenID Connect discovery
+   * (`<issuer>/.well-known/openid-configuration`), else RFC 8414
+   * (`/.well-known/oauth-authorization-server<issuer path>`). The metadata's
+   * `issuer` must equal `issuer`; the endpoints fill `authorizeUrl`,
+   * `tokenUrl`, `revokeUrl`, `issuer`, `jwksUri`, `userinfoUrl`,
+   * `introspectionUrl`, `parUrl` and `deviceAuthorizationUrl` (options given
+   * in `options` win).
+   *
+   * @throws {OAuthError} when no metadata is found or its issuer differs (`invalid_issuer`)
+   */
+  static async discover(
+    issuer: string,
+    id: string,
+    secret: string,
+    options: ClientOptions = {},
+  ): Promise<Client> {
+    if (typeof issuer !== "string") {
+      throw new TypeError(`discover: "issuer" must be a string, got ${typeName(issuer)}`);
+    }
+    const probe = new Client(id, secret, { ...options, site: issuer });
+    const base = new URL(issuer);
+    const path = base.pathname.replace(/\/$/, "");
+    let response: OAuthResponse | undefined;
+    try {
+      for (
+        const url of [
+          `${base.origin}${path}/.well-known/openid-configuration`,
+          `${base.origin}/.well-known/oauth-authorization-server${path}`,
+        ]
+      ) {
+        response = await probe.request("get", url, {
+          raiseErrors: false,
+          headers: { accept: "application/json" },
+        });
+        if (response.status === 200 && response.parsedHash) break;
+      }
+    } finally {
+      probe.close();
+    }
+    const md = response!.parsedHash;
+    if (response!.status !== 200 || !md) {
+      throw new OAuthError(response!, {
+        code: "discovery_failed",
+        description: `no provider metadata for ${issuer}`,
+      });
+    }
+    if (md.issuer !== issuer) {
+      throw new OAuthError(response!, {
+        code: "invalid_issuer",
+        description: `the metadata's issuer ${JSON.stringify(md.issuer)} is not ${issuer}`,
+      });
+    }
+    const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+    const found: ClientOptions = {
+      authorizeUrl: str(md.authorization_endpoint),
+      tokenUrl: str(md.token_endpoint),
+      revokeUrl: str(md.revocation_endpoint),
+      issuer,
+      jwksUri: str(md.jwks_uri),
+      userinfoUrl: str(md.userinfo_endpoint),
+      introspectionUrl: str(md.introspection_endpoint),
+      parUrl: str(md.pushed_authorization_request_endpoint),
+      deviceAuthorizationUrl: str(md.device_authorization_endpoint),
+      metadata: md,
+    };
+    const merged: ClientOptions = { site: issuer };
+    for (const [k, v] of Object.entries(found)) {
+      if (v !== undefined) (merged as Record<string, unknown>)[k] = v;
+    }
+    return new Client(id, secret, { ...merged, ...options });
   }
 
   /**
@@ -384,7 +570,7 @@ export class Client {
   #redacted(): Record<string, unknown> {
     return {
       id: this.id,
-      secret: this.#secret ? config.filteredLabel : "",
+      secret: this.#secret ? this.#filter.label : "",
       site: this.site,
       options: redactOptions(this.options),
     };

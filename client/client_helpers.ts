@@ -4,7 +4,12 @@
  * the options.
  * @module
  */
-import { AccessToken, accessTokenFromOwnedHash, type AccessTokenOptions } from "./access_token.ts";
+import {
+  AccessToken,
+  accessTokenFromOwnedHash,
+  type AccessTokenOptions,
+  withoutNoTokenCheck,
+} from "./access_token.ts";
 import type { Client, ResolvedClientOptions } from "./client.ts";
 import { config } from "./config.ts";
 import { OAuthError } from "./error.ts";
@@ -24,7 +29,14 @@ export function redactOptions(options: ResolvedClientOptions): Record<string, un
   };
 }
 
-const SECRET_PARAMS = ["password", "code", "refresh_token", "code_verifier", "assertion"];
+const SECRET_PARAMS = [
+  "password",
+  "code",
+  "refresh_token",
+  "code_verifier",
+  "assertion",
+  "device_code",
+];
 
 /** Secret wire values of a token request (password, code ...), for redaction. */
 export function tokenSecrets(params: TokenParams): string[] {
@@ -74,7 +86,7 @@ export function buildToken(
     });
   }
   for (const k in accessTokenOpts) hash[k] = accessTokenOpts[k];
-  const token = accessTokenFromOwnedHash(client, hash);
+  const token = withoutNoTokenCheck(() => accessTokenFromOwnedHash(client, hash));
   if (!token.token && !token.refreshToken) {
     throw new OAuthError(response, {
       code: "invalid_token_response",

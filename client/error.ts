@@ -63,9 +63,10 @@ export class OAuthError extends Error {
     const description = details.description ??
       (typeof hash?.error_description === "string" ? hash.error_description : undefined);
     const body = redactText(response.body, details.secrets);
+    // As the gem: "<code>: <description>" (either part may be missing), a newline, the body.
     let message: string;
-    if (code !== undefined) {
-      message = description !== undefined ? `${code}: ${description}` : code;
+    if (code !== undefined || description !== undefined) {
+      message = `${code !== undefined ? `${code}: ` : ""}${description ?? ""}`;
       if (body) message += `\n${body}`;
     } else {
       message = body || `HTTP ${response.status}`;

@@ -1,6 +1,8 @@
 /**
  * Package-internal wiring: lets `AccessToken` send a request through its
  * client with extra secrets to redact, without a public method for it.
+ * `bodyCredential` says that the body carries a credential (a token in
+ * `mode: "body"`), so that it is never resent to another origin.
  * @module
  */
 import type { OAuthResponse } from "./response.ts";
@@ -12,6 +14,7 @@ export type Requester = (
   url: string,
   opts: RequestOptions,
   secrets: readonly (string | undefined)[],
+  bodyCredential?: boolean,
 ) => Promise<OAuthResponse>;
 
 const requesters = new WeakMap<object, Requester>();
@@ -28,7 +31,10 @@ export function internalRequest(
   url: string,
   opts: RequestOptions,
   secrets: readonly (string | undefined)[],
+  bodyCredential = false,
 ): Promise<OAuthResponse> {
   const requester = requesters.get(client);
-  return requester ? requester(verb, url, opts, secrets) : client.request(verb, url, opts);
+  return requester
+    ? requester(verb, url, opts, secrets, bodyCredential)
+    : client.request(verb, url, opts);
 }

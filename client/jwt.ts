@@ -56,12 +56,14 @@ export type Jwk = JsonWebKey & { kid?: string };
  */
 export type SigningKeyInput = CryptoKey | Jwk | string | Uint8Array;
 
-interface AlgSpec {
+/** Import and sign/verify parameters of a JWS algorithm. */
+export interface AlgSpec {
   importParams: AlgorithmIdentifier | RsaHashedImportParams | EcKeyImportParams | HmacImportParams;
   signParams: AlgorithmIdentifier | RsaPssParams | EcdsaParams;
 }
 
-function algSpec(alg: string): AlgSpec {
+/** WebCrypto parameters of a JWS algorithm. */
+export function algSpec(alg: string): AlgSpec {
   const bits = alg.slice(2);
   const hash = `SHA-${bits}`;
   switch (alg) {

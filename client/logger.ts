@@ -1,5 +1,5 @@
 /** The logger interface and the debug log lines (always redacted). @module */
-import { redact } from "./redact.ts";
+import { currentFilter, type RedactionFilter, redactWith } from "./redact.ts";
 
 /**
  * Where debug output and warnings go; `console` fits.
@@ -51,12 +51,14 @@ export function logRequest(
   headers: Headers | Record<string, string>,
   body: unknown,
   secrets: readonly (string | undefined)[],
+  filter: RedactionFilter = currentFilter(),
 ): void {
+  const redact = (v: unknown) => redactWith(v, secrets, filter);
   const text = bodyText(body);
   logger.debug(
-    `oauth2 request: ${method} ${redact(url, secrets)}\n` +
-      `headers: ${JSON.stringify(redact(headers, secrets))}` +
-      (text ? `\nbody: ${redact(text, secrets)}` : ""),
+    `oauth2 request: ${method} ${redact(url)}\n` +
+      `headers: ${JSON.stringify(redact(headers))}` +
+      (text ? `\nbody: ${redact(text)}` : ""),
   );
 }
 
@@ -68,10 +70,12 @@ export function logResponse(
   headers: Headers,
   body: string,
   secrets: readonly (string | undefined)[],
+  filter: RedactionFilter = currentFilter(),
 ): void {
+  const redact = (v: unknown) => redactWith(v, secrets, filter);
   logger.debug(
-    `oauth2 response: ${status} ${redact(url, secrets)}\n` +
-      `headers: ${JSON.stringify(redact(headers, secrets))}` +
-      (body ? `\nbody: ${redact(body, secrets)}` : ""),
+    `oauth2 response: ${status} ${redact(url)}\n` +
+      `headers: ${JSON.stringify(redact(headers))}` +
+      (body ? `\nbody: ${redact(body)}` : ""),
   );
 }

@@ -1,9 +1,12 @@
 /** Option types of `Client` and its requests. @module */
 import type { ConnectionBuilder, ConnectionOptions } from "./connection.ts";
 import type { Logger } from "./logger.ts";
-import type { ParseMode } from "./response.ts";
+import type { ParseOption } from "./response.ts";
 import type { SnakyHash } from "./snaky_hash.ts";
 import type { Jwk } from "./jwt.ts";
+import type { AccessToken } from "./access_token.ts";
+import type { Client } from "./client.ts";
+import type { OAuthResponse } from "./response.ts";
 
 /**
  * How the client authenticates at the token and revocation endpoints.
@@ -90,6 +93,64 @@ export interface ClientOptions {
   connectionBuild?: (builder: ConnectionBuilder) => void;
   /** Log requests and responses; default: `OAUTH_DEBUG=true` in the environment. */
   debug?: boolean;
+  /**
+   * More header names that are credentials (e.g. `["X-Api-Key"]`): like
+   * `Authorization`, `Proxy-Authorization`, `Cookie` and `DPoP`, they are
+   * removed when a redirect leads to another origin.
+   */
+  credentialHeaders?: string[];
+  /** The issuer (OpenID Connect / RFC 8414); `Client.discover` sets it. ID tokens must carry it. */
+  issuer?: string;
+  /** The provider's JWKS URL (ID token signatures); `Client.discover` sets it. */
+  jwksUri?: string;
+  /** UserInfo endpoint; `Client.discover` sets it. */
+  userinfoUrl?: string;
+  /** Token introspection endpoint (RFC 7662); `Client.discover` sets it. */
+  introspectionUrl?: string;
+  /** Pushed authorization request endpoint (RFC 9126); `Client.discover` sets it. */
+  parUrl?: string;
+  /** Device authorization endpoint (RFC 8628); `Client.discover` sets it. */
+  deviceAuthorizationUrl?: string;
+  /** The provider metadata `Client.discover` read. */
+  metadata?: Record<string, unknown>;
+  /**
+   * Checks every token a token request returns before it is handed out
+   * (`idTokenVerifier()` of `@authsvc/oauth2/oidc` validates the ID token and
+   * sets `token.idTokenClaims`); a rejection fails the token request.
+   */
+  verifyToken?: (token: AccessToken, context: VerifyTokenContext) => Promise<void> | void;
+  /**
+   * Opt-in: a request with an expired token that has a refresh token first
+   * refreshes it (one refresh for concurrent requests) and updates the token
+   * in place.
+   */
+  autoRefresh?: boolean;
+  /** Called once per automatic refresh with the updated token (persist `token.toHash()`). */
+  onRefresh?: (token: AccessToken) => void | Promise<void>;
+}
+
+/**
+ * What `ClientOptions.verifyToken` gets besides the token.
+ *
+ * @example
+ * ```ts
+ * import { Client, type VerifyTokenContext } from "@authsvc/oauth2";
+ * new Client("id", "secret", {
+ *   verifyToken: (token, ctx: VerifyTokenContext) => {
+ *     if (ctx.params.grant_type === "client_credentials" && !token.params.scope) {
+ *       throw new Error("no scope granted");
+ *     }
+ *   },
+ * });
+ * ```
+ */
+export interface VerifyTokenContext {
+  /** The client. */
+  client: Client;
+  /** The token request's parameters (wire and library keys, e.g. `idToken.nonce`). */
+  params: TokenParams;
+  /** The token response. */
+  response: OAuthResponse;
 }
 
 /**
@@ -116,11 +177,13 @@ export interface RequestOptions {
   /** snake_case keys in `parsed`; default true. */
   snaky?: boolean;
   /** How to parse the body; default `"automatic"`. */
-  parse?: ParseMode;
+  parse?: ParseOption;
   /** Class for the parsed hash. */
   snakyHashClass?: typeof SnakyHash;
   /** Aborts the request. */
   signal?: AbortSignal;
+  /** Header names of this request that are credentials (removed on a cross-origin redirect). */
+  credentialHeaders?: string[];
 }
 
 /**
@@ -149,9 +212,11 @@ export interface TokenParams {
   /** Class for the parsed response. */
   snakyHashClass?: typeof SnakyHash;
   /** How to parse the body; default `"automatic"`. */
-  parse?: ParseMode;
+  parse?: ParseOption;
   /** Aborts the request. */
   signal?: AbortSignal;
+  /** What the ID token must match (checked by an `idTokenVerifier()`; not sent). */
+  idToken?: { nonce?: string; maxAge?: number };
   /** Any wire parameter (`grant_type`, `resource`, `scope`, `audience` ...). */
   [param: string]: unknown;
 }

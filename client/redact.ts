@@ -53,8 +53,27 @@ function spellings(key: string): string[] {
  * ```
  */
 export function redact(value: unknown, secrets: readonly (string | undefined)[] = []): unknown {
-  const keys = filteredKeys();
-  const label = config.filteredLabel;
+  return redactWith(value, secrets, { keys: filteredKeys(), label: config.filteredLabel });
+}
+
+/** A label and key set fixed at one moment (a client's debug output keeps the one of its creation). */
+export interface RedactionFilter {
+  keys: ReadonlySet<string>;
+  label: string;
+}
+
+/** The current configuration as a {@linkcode RedactionFilter}. */
+export function currentFilter(): RedactionFilter {
+  return { keys: filteredKeys(), label: config.filteredLabel };
+}
+
+/** {@linkcode redact} with a given filter instead of the current configuration. */
+export function redactWith(
+  value: unknown,
+  secrets: readonly (string | undefined)[],
+  filter: RedactionFilter,
+): unknown {
+  const { keys, label } = filter;
   const literals = secrets.filter((s): s is string => typeof s === "string" && s.length >= 4)
     .sort((a, b) => b.length - a.length);
   return redactValue(value, keys, label, literals, 0);

@@ -21,6 +21,41 @@ import type { OAuthError } from "./error.ts";
 export type ParseMode = "automatic" | "json" | "query" | "text";
 
 /**
+ * A body parser (the gem's `register_parser` block or a `parse:` lambda): gets
+ * the body text and the raw response; a plain object it returns becomes a
+ * `SnakyHash` like a JSON object would.
+ *
+ * @example
+ * ```ts
+ * import { OAuthResponse, type Parser } from "@authsvc/oauth2";
+ * const csv: Parser = (body) => body.split(",");
+ * const res = await OAuthResponse.from(new Response("a,b"), { parse: csv });
+ * console.log(res.parsed); // ["a", "b"]
+ * ```
+ */
+export type Parser = (body: string, response: globalThis.Response) => unknown;
+
+/**
+ * What `parse` accepts: a built-in mode, the name of a registered parser
+ * (`OAuthResponse.registerParser`), a parser function, or `false` (no parsing:
+ * `parsed` is null).
+ *
+ * @example
+ * ```ts
+ * import { Client, type ParseOption } from "@authsvc/oauth2";
+ * const parse: ParseOption = false;
+ * const client = new Client("id", "secret", { site: "https://api.example.com" });
+ * const load = () => client.request("get", "/raw", { parse });
+ * console.log(typeof load);
+ * ```
+ */
+export type ParseOption = ParseMode | string | Parser | false;
+
+/** Registered parsers by name, and the content types that select them automatically. */
+const PARSERS = new Map<string, Parser>();
+const PARSER_TYPES = new Map<string, string>();
+
+/**
  * Options for parsing a response body.
  *
  * @example
@@ -32,8 +67,8 @@ export type ParseMode = "automatic" | "json" | "query" | "text";
  * ```
  */
 export interface ResponseOptions {
-  /** Default `"automatic"`. */
-  parse?: ParseMode;
+  /** Default `"automatic"`; see {@linkcode ParseOption}. */
+  parse?: ParseOption;
   /** Convert object keys to snake_case and return a `SnakyHash` (default true). */
   snaky?: boolean;
   /** Class used for parsed hashes when `snaky` is on (default `SnakyHash`). */
@@ -98,6 +133,27 @@ export class OAuthResponse {
     this.options = options;
   }
 
+  /**
+   * Registers a parser under `name` (usable as `parse: name`) for the given
+   * content types (chosen automatically for them), as the gem's
+   * `OAuth2::Response.register_parser`.
+   *
+   * @throws {TypeError} for a bad name, type list or parser
+   */
+  static registerParser(name: string, contentTypes: string[], parser: Parser): void {
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError(`registerParser: "name" must be a non-empty string`);
+    }
+    if (!Array.isArray(contentTypes) || contentTypes.some((t) => typeof t !== "string")) {
+      throw new TypeError(`registerParser: "contentTypes" must be an array of strings`);
+    }
+    if (typeof parser !== "function") {
+      throw new TypeError(`registerParser: "parser" must be a function`);
+    }
+    PARSERS.set(name, parser);
+    for (const t of contentTypes) PARSER_TYPES.set(t.toLowerCase(), name);
+  }
+
   /** Reads the body of `response` and wraps it. */
   static async from(
     response: globalThis.Response,
@@ -143,9 +199,24 @@ export class OAuthResponse {
   /** The body parsed once, before any SnakyHash is built. */
   #raw(): { data: Parsed; hash: boolean } {
     const mode = this.options.parse ?? "automatic";
-    return (this.#rawCache ??= parseBody(
+    if (this.#rawCache) return this.#rawCache;
+    if (mode === false) return (this.#rawCache = asText(null));
+    let parser = typeof mode === "function" ? mode : undefined;
+    if (!parser && PARSERS.size > 0) {
+      const name = mode === "automatic" && this.contentType
+        ? PARSER_TYPES.get(this.contentType)
+        : mode;
+      parser = typeof name === "string" ? PARSERS.get(name) : undefined;
+    }
+    if (parser) {
+      const data = parser(this.body, this.response);
+      const hash = data !== null && typeof data === "object" && !Array.isArray(data) &&
+        Object.getPrototypeOf(data) === Object.prototype;
+      return (this.#rawCache = { data: data as Parsed, hash });
+    }
+    return (this.#rawCache = parseBody(
       this.body,
-      mode,
+      mode as ParseMode,
       mode === "automatic" ? this.contentType : null,
     ));
   }

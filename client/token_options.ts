@@ -134,5 +134,9 @@ export function checkMode(mode: unknown): TokenMode {
     }
     return mode as Partial<Record<string, TokenPlacement>>;
   }
-  throw new TypeError(`"mode" must be "header", "query", "body", a function or a map by verb`);
+  throw new TypeError(
+    `"mode" must be "header", "query", "body", a function or a map by verb, got ${
+      typeof mode === "string" ? `"${mode}"` : typeof mode
+    }`,
+  );
 }

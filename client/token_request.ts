@@ -19,7 +19,7 @@ export const JWT_BEARER_CLIENT_ASSERTION = "urn:ietf:params:oauth:client-asserti
 /** Seconds a client assertion is valid. */
 const ASSERTION_LIFETIME = 60;
 
-const LIBRARY_KEYS = new Set(["headers", "snaky", "snakyHashClass", "parse", "signal"]);
+const LIBRARY_KEYS = new Set(["headers", "snaky", "snakyHashClass", "parse", "signal", "idToken"]);
 
 const assertionKeys = new WeakMap<Client, Promise<CryptoKey>>();
 
@@ -109,15 +109,16 @@ export function tokenRequest(
   const extra = params.headers;
   if (extra) { for (const k in extra) headers[k.toLowerCase()] = extra[k]; }
   switch (client.options.authScheme) {
+    // The caller's credentials win over the client's (as in the gem's Authenticator).
     case "basic_auth":
-      headers.authorization = clientBasic(client);
+      if (!("authorization" in headers)) headers.authorization = clientBasic(client);
       break;
     case "request_body":
-      form.client_id = client.id;
-      form.client_secret = client.secret;
+      if (!("client_id" in form)) form.client_id = client.id;
+      if (!("client_secret" in form)) form.client_secret = client.secret;
       break;
     case "tls_client_auth":
-      form.client_id = client.id;
+      if (!("client_id" in form)) form.client_id = client.id;
       break;
     case "private_key_jwt":
       form.client_id = client.id;
@@ -145,7 +146,7 @@ function sendForm(
   if (params.snakyHashClass) {
     options.snakyHashClass = params.snakyHashClass as RequestOptions["snakyHashClass"];
   }
-  if (params.parse) options.parse = params.parse as RequestOptions["parse"];
+  if (params.parse !== undefined) options.parse = params.parse as RequestOptions["parse"];
   if (params.signal) options.signal = params.signal as AbortSignal;
   if (method === "get" || method === "post_with_query_string") {
     options.params = form as RequestOptions["params"];

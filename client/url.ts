@@ -61,8 +61,21 @@ export function appendParams(target: URLSearchParams, params: Record<string, unk
 
 /** `url` with `params` added to its query. */
 export function withQuery(url: URL, params: Record<string, unknown> | undefined): string {
-  if (params && Object.keys(params).length > 0) appendParams(url.searchParams, params);
+  if (params && Object.keys(params).length > 0) {
+    appendParams(url.searchParams, params);
+    spacesAsPercent20(url);
+  }
   return url.href;
+}
+
+/**
+ * Writes spaces in the query as `%20` rather than `+` (as the gem's Faraday
+ * does): a literal `+` is already `%2B` there, and some providers read `+`
+ * as a plus sign.
+ */
+export function spacesAsPercent20(url: URL): void {
+  const search = url.search;
+  if (search.includes("+")) url.search = search.replaceAll("+", "%20");
 }
 
 /** `application/x-www-form-urlencoded` serialization, as URLSearchParams writes it. */

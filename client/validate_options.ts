@@ -76,8 +76,17 @@ export function validateClientArguments(
   if (options.connectionBuild !== undefined && typeof options.connectionBuild !== "function") {
     throw new TypeError(`Client: "connectionBuild" must be a function`);
   }
+  checkHeaderNames(options.credentialHeaders, 'Client: "credentialHeaders"');
   if (options.authScheme === "private_key_jwt" && !options.clientAssertionKey) {
     throw new TypeError(`Client: "clientAssertionKey" is required for private_key_jwt`);
   }
   return conn;
+}
+
+/** Checks a list of header names (`credentialHeaders`). */
+export function checkHeaderNames(value: unknown, what: string): void {
+  if (value === undefined) return;
+  if (!Array.isArray(value) || value.some((v) => typeof v !== "string" || v === "")) {
+    throw new TypeError(`${what} must be an array of header names, got ${typeName(value)}`);
+  }
 }

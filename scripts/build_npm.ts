@@ -39,7 +39,7 @@ export async function buildNpm(outDir: string = DEFAULT_OUT): Promise<string[]> 
   const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", root)));
   const stage = await Deno.makeTempDir({ prefix: "oauth2-npm-src-" });
   try {
-    const files = [new URL("mod.ts", root)];
+    const files = [new URL("mod.ts", root), new URL("oidc.ts", root)];
     for await (const f of sources(new URL("client/", root))) files.push(f);
     const rootNames: string[] = [];
     for (const file of files) {
@@ -88,7 +88,10 @@ export async function buildNpm(outDir: string = DEFAULT_OUT): Promise<string[]> 
       type: "module",
       main: "./mod.js",
       types: "./mod.d.ts",
-      exports: { ".": { types: "./mod.d.ts", import: "./mod.js", default: "./mod.js" } },
+      exports: {
+        ".": { types: "./mod.d.ts", import: "./mod.js", default: "./mod.js" },
+        "./oidc": { types: "./oidc.d.ts", import: "./oidc.js", default: "./oidc.js" },
+      },
       sideEffects: false,
       engines: { node: ">=20" },
       keywords: ["oauth", "oauth2", "oidc", "pkce", "client"],

@@ -15,7 +15,7 @@ export const SETTINGS_DOC = new URL("../docs/settings.md", import.meta.url);
 const REQUIRED_ONLY = {
   AUTHSVC_SITE_URL: "http://localhost:3000",
   AUTHSVC_API_EXTERNAL_URL: "http://localhost:8081",
-  AUTHSVC_JWT_SECRET: "x",
+  AUTHSVC_JWT_SECRET: "a-secret-that-is-long-enough-0123456789",
 };
 
 /** Meanings of settings whose read in config.ts carries no `doc`. */

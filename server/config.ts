@@ -13,6 +13,9 @@ import { ConfigReader, type Rate, type SettingDoc } from "./config_reader.ts";
 
 export type { Rate, SettingDoc };
 
+/** PGlite's data directory (and the generated JWT secret's) when DB_DATA_DIR is unset. */
+export const DEFAULT_DATA_DIR = "./.authsvc/data";
+
 /** The external OAuth providers, as spec 2.3 names them. */
 export const PROVIDERS = [
   "apple",
@@ -371,7 +374,7 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
         doc: "PostgreSQL connection string; unset: embedded PGlite",
       }),
       dataDir: r.string("DB_DATA_DIR", {
-        default: "./.authsvc/data",
+        default: DEFAULT_DATA_DIR,
         doc: "PGlite data directory (when no DATABASE_URL); memory:// keeps it in memory",
       }),
       maxPoolSize: r.int("DB_MAX_POOL_SIZE", {
@@ -382,7 +385,7 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
       namespace: "",
     },
     jwt: {
-      secret: r.string("JWT_SECRET", { required: true, doc: "HS256 signing secret" }),
+      secret: jwtSecret(r),
       exp: r.int("JWT_EXP", { default: 3600, min: 30, doc: "access token lifetime in seconds" }),
       aud: r.string("JWT_AUD", { default: "authenticated", doc: "audience of issued tokens" }),
       adminGroupName: r.string("JWT_ADMIN_GROUP_NAME", {
@@ -658,6 +661,7 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
   }
   config.db.namespace = ns ? `${ns}_` : "";
   if (!config.smtp.senderName) config.smtp.senderName = config.smtp.adminEmail;
+  checkJwtSecret(r, config.jwt.secret);
   if (config.jwt.keys.length && !config.jwt.keys.some((k) => k.key_ops?.includes("sign"))) {
     r.problem("AUTHSVC_JWT_KEYS: no key has key_ops containing sign");
   }
@@ -697,6 +701,53 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
 
   if (r.problems.length) throw new ConfigError(r.problems);
   return { config: deepFreeze(config), deprecations: r.deprecations, docs: r.docs };
+}
+
+/**
+ * JWT secrets published in repositories (this one's former `.env.example`,
+ * Supabase's self-hosting example): whoever knows one can sign `service_role`
+ * tokens for a server that uses it.
+ */
+export const PUBLISHED_JWT_SECRETS: readonly string[] = [
+  "local-development-secret-change-me-0123456789",
+  "super-secret-jwt-token-with-at-least-32-characters-long",
+];
+
+/** Shortest JWT_SECRET accepted (RFC 7518 3.2: an HS256 key of at least 256 bits). */
+export const MIN_JWT_SECRET_BYTES = 32;
+
+/**
+ * JWT_SECRET. The reader needs it; the documented default is `serve`'s
+ * (server/jwt_secret.ts fills it in when the variable is absent).
+ */
+function jwtSecret(r: ConfigReader): string {
+  const secret = r.string("JWT_SECRET", {
+    doc: "HS256 secret, 32+ bytes; when unset, one is generated and kept in DB_DATA_DIR/jwt_secret",
+  });
+  if (!secret) r.problem("AUTHSVC_JWT_SECRET: required, expected string");
+  return secret;
+}
+
+/**
+ * Refuses a published or short JWT_SECRET unless JWT_ALLOW_WEAK_SECRET says
+ * this is a development server. The secret itself never appears in a problem.
+ */
+function checkJwtSecret(r: ConfigReader, secret: string): void {
+  const allowWeak = r.bool("JWT_ALLOW_WEAK_SECRET", {
+    doc: "development only: accept a published JWT_SECRET or one shorter than 32 bytes",
+  });
+  if (!secret || allowWeak) return;
+  const how =
+    "unset it to have a random one generated, or set 32+ random bytes (AUTHSVC_JWT_ALLOW_WEAK_SECRET=true accepts it on a development server)";
+  if (PUBLISHED_JWT_SECRETS.includes(secret)) {
+    r.problem(
+      `AUTHSVC_JWT_SECRET: is a published example secret, anyone could sign admin tokens with it; ${how}`,
+    );
+  } else if (new TextEncoder().encode(secret).length < MIN_JWT_SECRET_BYTES) {
+    r.problem(
+      `AUTHSVC_JWT_SECRET: shorter than ${MIN_JWT_SECRET_BYTES} bytes, too easy to guess; ${how}`,
+    );
+  }
 }
 
 function deepFreeze<T>(o: T): T {

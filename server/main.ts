@@ -2,7 +2,8 @@
  * The server's command line: `serve` (default), `migrate`, `version`,
  * `--help`, `--env-file PATH`.
  */
-import { ConfigError, loadConfig } from "./config.ts";
+import { ConfigError, readConfig, readEnvironment } from "./config.ts";
+import { ensureJwtSecret, type GeneratedSecret } from "./jwt_secret.ts";
 import { openDb } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
 import { createApp } from "./app.ts";
@@ -80,8 +81,15 @@ async function main(args: string[]): Promise<number> {
     }
   }
   let loaded;
+  let generated: GeneratedSecret | undefined;
   try {
-    loaded = await loadConfig(envFile);
+    const env = await readEnvironment(envFile);
+    if (env.AUTHSVC_JWT_SECRET === undefined) {
+      // Never a secret anyone else knows: a random one of this installation's (jwt_secret.ts).
+      generated = await ensureJwtSecret(env);
+      env.AUTHSVC_JWT_SECRET = generated.secret;
+    }
+    loaded = readConfig(env);
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(`${NAME}: cannot start, the configuration has problems:`);
@@ -98,6 +106,7 @@ async function main(args: string[]): Promise<number> {
       : `database: embedded PostgreSQL (PGlite) in ${config.db.dataDir}`,
   );
   if (usingExample) log.info("no ./.env found: using the defaults of ./.env.example");
+  if (generated) log.info(generated.note);
   for (const d of deprecations) log.warn(d);
 
   if (parsed.command === "migrate") {
@@ -109,6 +118,7 @@ async function main(args: string[]): Promise<number> {
       warn: (m) => log.warn(m),
     });
     try {
+      await generated?.keep();
       const applied = await migrate(db, (m) => log.info(m));
       log.info(applied.length ? `applied ${applied.length} migration(s)` : "no pending migrations");
     } finally {
@@ -118,6 +128,14 @@ async function main(args: string[]): Promise<number> {
   }
 
   const server = await createApp(config, { log });
+  try {
+    await generated?.keep();
+  } catch (e) {
+    await server.close();
+    if (!(e instanceof ConfigError)) throw e;
+    console.error(`${NAME}: cannot start: ${e.problems.join("; ")}`);
+    return 1;
+  }
   const httpServer = Deno.serve({
     hostname: config.api.host,
     port: config.api.port,

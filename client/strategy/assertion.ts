@@ -64,6 +64,16 @@ export class Assertion {
   }
 
   /**
+   * Not available: this grant has no authorization endpoint step (the gem
+   * raises `NotImplementedError`).
+   *
+   * @throws {Error} always
+   */
+  authorizeUrl(): never {
+    throw new Error("assertion.authorizeUrl: this grant has no authorization URL");
+  }
+
+  /**
    * Signs `claims` (iss, aud, sub, exp as epoch seconds ...) and requests a
    * token with `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`.
    *

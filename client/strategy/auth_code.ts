@@ -62,6 +62,20 @@ export function objectParam<T extends object>(
   return { ...params };
 }
 
+/** The authorize URL of the code and implicit grants (gem: `authorize_params.merge(params)`). */
+export function strategyAuthorizeUrl(
+  client: Client,
+  responseType: string,
+  params: AuthorizeParams | undefined,
+  where: string,
+): string {
+  const p = objectParam(params, "params", where);
+  if ("client_secret" in p) {
+    throw new TypeError(`${where}: client_secret is not allowed in authorize URL query params`);
+  }
+  return client.authorizeUrl({ response_type: responseType, client_id: client.id, ...p });
+}
+
 /**
  * Builds authorization URLs and exchanges codes for tokens.
  *
@@ -88,16 +102,14 @@ export class AuthCode {
     this.#client = client;
   }
 
-  /** The authorize URL with `client_id`, `response_type=code` and `params`. */
+  /**
+   * The authorize URL with `client_id`, `response_type=code`, the client's
+   * `redirectUri` and `params` (which win, as in the gem).
+   *
+   * @throws {TypeError} when `params` hold `client_secret` (never in a URL)
+   */
   authorizeUrl(params?: AuthorizeParams): string {
-    const p = objectParam(params, "params", "authCode.authorizeUrl");
-    const redirect_uri = p.redirect_uri ?? this.#client.options.redirectUri;
-    return this.#client.authorizeUrl({
-      client_id: this.#client.id,
-      ...p,
-      ...(redirect_uri ? { redirect_uri } : {}),
-      response_type: "code",
-    });
+    return strategyAuthorizeUrl(this.#client, "code", params, "authCode.authorizeUrl");
   }
 
   /**

@@ -29,6 +29,16 @@ export class ClientCredentials {
   }
 
   /**
+   * Not available: this grant has no authorization endpoint step (the gem
+   * raises `NotImplementedError`).
+   *
+   * @throws {Error} always
+   */
+  authorizeUrl(): never {
+    throw new Error("clientCredentials.authorizeUrl: this grant has no authorization URL");
+  }
+
+  /**
    * Requests a token with `grant_type=client_credentials`.
    *
    * @throws {OAuthError} when the provider refuses

@@ -1,6 +1,6 @@
 /** The implicit grant (RFC 6749 §4.2; omitted from OAuth 2.1, kept for old providers). @module */
 import type { Client } from "../client.ts";
-import { type AuthorizeParams, objectParam } from "./auth_code.ts";
+import { type AuthorizeParams, strategyAuthorizeUrl } from "./auth_code.ts";
 
 /**
  * Builds implicit-grant authorization URLs. The token arrives in the callback
@@ -28,16 +28,14 @@ export class Implicit {
     this.#client = client;
   }
 
-  /** The authorize URL with `client_id`, `response_type=token` and `params`. */
+  /**
+   * The authorize URL with `client_id`, `response_type=token`, the client's
+   * `redirectUri` and `params` (which win, as in the gem).
+   *
+   * @throws {TypeError} when `params` hold `client_secret` (never in a URL)
+   */
   authorizeUrl(params?: AuthorizeParams): string {
-    const p = objectParam(params, "params", "implicit.authorizeUrl");
-    const redirect_uri = p.redirect_uri ?? this.#client.options.redirectUri;
-    return this.#client.authorizeUrl({
-      client_id: this.#client.id,
-      ...p,
-      ...(redirect_uri ? { redirect_uri } : {}),
-      response_type: "token",
-    });
+    return strategyAuthorizeUrl(this.#client, "token", params, "implicit.authorizeUrl");
   }
 
   /**

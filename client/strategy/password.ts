@@ -29,6 +29,16 @@ export class Password {
   }
 
   /**
+   * Not available: this grant has no authorization endpoint step (the gem
+   * raises `NotImplementedError`).
+   *
+   * @throws {Error} always
+   */
+  authorizeUrl(): never {
+    throw new Error("password.authorizeUrl: this grant has no authorization URL");
+  }
+
+  /**
    * Requests a token with `grant_type=password`.
    *
    * @throws {TypeError} when `username` or `password` is not a string

@@ -12,7 +12,13 @@
  *   (`POST /token?grant_type=pkce`). Every failure redirects with `error`,
  *   `error_code` and `error_description` in the query and the fragment.
  * - GET /user/identities/authorize (signed in) starts linking; with
- *   `skip_http_redirect=true` it answers `{url}` as auth-js expects.
+ *   `skip_http_redirect=true` it answers `{url}` as auth-js expects, the URL
+ *   of a single-use ticket: GET /user/identities/authorize/continue?ticket=
+ *   sets the state's cookie in the browser that opens it and redirects to
+ *   the provider.
+ * - Every state is bound to the browser that started it with a cookie
+ *   (api/oauth_binding.ts); a link callback hands out a session only in the
+ *   PKCE flow (as a code for the verifier's holder).
  * - DELETE /user/identities/<identity_id> unlinks one (never the last).
  */
 import { ConnectionError, generatePkce, OAuthError } from "../../mod.ts";
@@ -30,6 +36,8 @@ import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx, requireUser } from "./context.ts";
 import { ApiError, badRequest } from "./errors.ts";
 import { isUuid, redirectToParam } from "./input.ts";
+import { bindingSetCookie, carriesBinding, isSecure, stateBinding } from "./oauth_binding.ts";
+import { AAL2_IDENTITY_MESSAGE, requireAal2IfMfa } from "./aal.ts";
 
 /** Errors whose redirect says `error=access_denied` (the user may not sign in), as GoTrue does. */
 const DENIED = new Set(["signup_disabled", "user_banned", "provider_email_needs_verification"]);
@@ -53,6 +61,7 @@ const MAX_PROVIDER_URL = 8000;
 export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
   const registry = new ProviderRegistry(s.config, s.log);
   const states = new OAuthStates(s.db, s.config.jwt.secret, s.clock);
+  const secure = isSecure(s.config.api.externalUrl);
 
   /**
    * Where the user goes afterwards: `redirect_to` when permitted, else the
@@ -65,8 +74,11 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
     return verifyRedirectTo(s.config, c.req.header("referer"));
   }
 
-  /** The provider URL for a sign-in (or a link, with `linkUserId`). */
-  async function providerUrl(c: Ctx, linkUserId?: string): Promise<string> {
+  /** The provider URL for a sign-in (or a link, with `linkUserId`), and the state in it. */
+  async function providerUrl(
+    c: Ctx,
+    linkUserId?: string,
+  ): Promise<{ url: string; state: string }> {
     const name = c.req.query("provider") ?? "";
     if (!ProviderRegistry.known(name)) {
       throw badRequest(`Unsupported provider: Provider "${name.slice(0, 40)}" could not be found`);
@@ -91,7 +103,7 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
       linkUserId,
     });
     s.log.info("redirecting to external provider", { provider: provider.spec.name });
-    const url = provider.authorizeUrl({
+    const url = await provider.authorizeUrl({
       state,
       nonce,
       scopes,
@@ -105,23 +117,62 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
         `The provider URL would be ${url.length} characters long (at most ${MAX_PROVIDER_URL}): shorten the query parameters or redirect_to`,
       );
     }
-    return url;
+    return { url, state };
   }
 
-  function answer(c: Ctx, url: string): Response {
-    if (c.req.query("skip_http_redirect") === "true") return c.json({ url });
-    return c.redirect(url, 302);
+  /** Redirects to the provider (or answers `{url}`), binding the state to this browser. */
+  async function answer(
+    c: Ctx,
+    to: { url: string; state: string },
+    alwaysRedirect = false,
+  ): Promise<Response> {
+    const binding = await stateBinding(to.state, secure);
+    c.header("set-cookie", bindingSetCookie(binding, secure), { append: true });
+    c.header("cache-control", "no-store");
+    if (!alwaysRedirect && c.req.query("skip_http_redirect") === "true") {
+      return c.json({ url: to.url });
+    }
+    return c.redirect(to.url, 302);
   }
 
-  app.get("/authorize", async (c) => answer(c, await providerUrl(c)));
+  app.get("/authorize", async (c) => await answer(c, await providerUrl(c)));
 
   app.get("/user/identities/authorize", async (c) => {
-    const { user } = await requireUser(c);
-    return answer(c, await providerUrl(c, user.id));
+    const caller = await requireUser(c);
+    await requireAal2IfMfa(s, caller, AAL2_IDENTITY_MESSAGE);
+    const to = await providerUrl(c, caller.user.id);
+    if (c.req.query("skip_http_redirect") !== "true") return await answer(c, to);
+    // auth-js asks with a (cross-origin) fetch, whose cookies browsers drop: the URL it
+    // navigates to is a single-use ticket here, which binds the state to that browser.
+    const ticket = await states.sealTicket(to.url);
+    c.header("cache-control", "no-store");
+    return c.json({
+      url: `${s.config.api.externalUrl}/user/identities/authorize/continue?ticket=${ticket}`,
+    });
+  });
+
+  app.get("/user/identities/authorize/continue", async (c) => {
+    let url: string;
+    try {
+      url = await states.redeemTicket(c.req.query("ticket") ?? "");
+    } catch (e) {
+      if (!(e instanceof StateError)) throw e;
+      const why = e.problem === "replayed"
+        ? "Link ticket has already been used: start linking again"
+        : e.problem === "expired"
+        ? "Link ticket has expired: start linking again"
+        : "Link ticket is invalid";
+      const e2 = new CallbackError("invalid_request", "bad_oauth_state", why);
+      return errorRedirect(c, s, e2, s.config.siteUrl);
+    }
+    const state = new URL(url).searchParams.get("state") ?? "";
+    return await answer(c, { url, state }, true);
   });
 
   app.delete("/user/identities/:identity_id", async (c) => {
-    const { user } = await requireUser(c);
+    const caller = await requireUser(c);
+    const { user } = caller;
+    await requireAal2IfMfa(s, caller, AAL2_IDENTITY_MESSAGE);
     const id = c.req.param("identity_id");
     if (!isUuid(id)) throw new ApiError(404, "validation_failed", "identity_id must be an UUID");
     const { user: updated, identity } = await unlinkIdentity(
@@ -153,6 +204,13 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
           "OAuth state parameter missing",
         );
       }
+      const binding = await stateBinding(raw, secure);
+      const bound = carriesBinding(c.req.header("cookie"), binding);
+      if (!bound && c.req.method === "POST") {
+        // A provider's form_post is a cross-site POST, which SameSite=Lax cookies do not
+        // accompany: the browser comes back once more as a top-level GET, which they do.
+        return c.redirect(`?${params}`, 303);
+      }
       let state: OpenedState;
       try {
         state = await states.open(raw);
@@ -166,6 +224,15 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
         );
       }
       target = state.redirectTo;
+      if (!bound) {
+        // Login CSRF (a sign-in someone else started, finished in this browser), or a link
+        // URL that leaked (from history, a screenshot, a log) finished by someone else.
+        throw new CallbackError(
+          "invalid_request",
+          "bad_oauth_state",
+          "OAuth state was not started in this browser: start again",
+        );
+      }
       const providerError = params.get("error");
       if (providerError) {
         await states.consume(state).catch(() => {});
@@ -242,6 +309,10 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
           providerRefreshToken: result.refreshToken,
         });
         to.searchParams.set("code", await issueAuthCode(s.db, s.clock, flow.id, user.id));
+      } else if (state.linkUserId) {
+        // A link without PKCE hands out no session: whoever finishes a link URL (leaked, or
+        // sent to someone) must not receive a session of the account being linked. The app
+        // keeps the session it has and sees the new identity at its next GET /user.
       } else {
         const set = await s.sessions.issue(user, {
           method: "oauth",

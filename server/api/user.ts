@@ -23,6 +23,7 @@ import { type AppEnv, type Caller, clientIp, type Ctx, requireUser } from "./con
 import { ApiError, uniqueViolationAnswer, unprocessable } from "./errors.ts";
 import { type Body, checkObjectBounds, optObject, optString, readBody } from "./input.ts";
 import { userProfileResponse } from "./user_profile.ts";
+import { AAL2_UPDATE_MESSAGE, changesCredentials, requireAal2IfMfa } from "./aal.ts";
 
 /** One PUT /user request in progress. */
 export interface UserUpdate {
@@ -147,6 +148,7 @@ export function userRoutes(app: Hono<AppEnv>, s: Services): void {
   app.put("/user", async (c) => {
     const caller = await requireUser(c);
     const body = await readBody(c);
+    if (changesCredentials(caller, body)) await requireAal2IfMfa(s, caller, AAL2_UPDATE_MESSAGE);
     const u: UserUpdate = {
       c,
       s,

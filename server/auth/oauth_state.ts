@@ -162,17 +162,64 @@ export class OAuthStates {
   }
 
   /**
+   * A single-use ticket for `url` (the provider URL of a link started by a
+   * fetch), valid for STATE_TTL seconds: the browser that opens it gets the
+   * state's cookie (api/oauth_binding.ts), so the state is bound to it.
+   */
+  async sealTicket(url: string): Promise<string> {
+    const now = Math.floor(this.clock.now().getTime() / 1000);
+    return await new jose.EncryptJWT({ t: url, n: crypto.randomUUID() })
+      .setProtectedHeader({ alg: "dir", enc: "A256GCM" })
+      .setExpirationTime(now + STATE_TTL)
+      .encrypt(await this.#key);
+  }
+
+  /**
+   * Opens a ticket and uses it up: the URL it carries.
+   *
+   * @throws {StateError} malformed, tampered, expired or replayed
+   */
+  async redeemTicket(ticket: string): Promise<string> {
+    if (typeof ticket !== "string" || ticket.length === 0 || ticket.length > 8192) {
+      throw new StateError("malformed");
+    }
+    let payload: jose.JWTPayload;
+    try {
+      ({ payload } = await jose.jwtDecrypt(ticket, await this.#key, {
+        currentDate: this.clock.now(),
+        clockTolerance: 0,
+        keyManagementAlgorithms: ["dir"],
+        contentEncryptionAlgorithms: ["A256GCM"],
+        requiredClaims: ["exp"],
+      }));
+    } catch (e) {
+      if (e instanceof jose.errors.JWTExpired) throw new StateError("expired");
+      if (e instanceof jose.errors.JWEDecryptionFailed) throw new StateError("tampered");
+      throw new StateError("malformed");
+    }
+    if (typeof payload.t !== "string" || typeof payload.n !== "string") {
+      throw new StateError("malformed");
+    }
+    await this.#use(`ticket:${payload.n}`, Number(payload.exp));
+    return payload.t;
+  }
+
+  /**
    * Marks an opened state used.
    *
    * @throws {StateError} replayed, when it was used before
    */
   async consume(state: OpenedState): Promise<void> {
+    await this.#use(state.jti, state.exp, state);
+  }
+
+  async #use(jti: string, exp: number, state?: OpenedState): Promise<void> {
     const now = this.clock.now();
     await this.db.query(`DELETE FROM ${this.#table} WHERE expires_at < $1`, [now]);
     const rows = await this.db.query(
       `INSERT INTO ${this.#table} (jti, expires_at) VALUES ($1, $2)
        ON CONFLICT (jti) DO NOTHING RETURNING jti`,
-      [state.jti, new Date(state.exp * 1000)],
+      [jti, new Date(exp * 1000)],
     );
     if (rows.length === 0) throw new StateError("replayed", state);
   }

@@ -2,7 +2,9 @@
  * Where the server may send a browser: `redirect_to` is honoured only when it
  * is an absolute http(s) URL on SITE_URL's host (host and port), or when it
  * matches an entry of URI_ALLOW_LIST; otherwise SITE_URL is used (spec 4,
- * rule 1).
+ * rule 1). When SITE_URL is https, its host is matched over https only: an
+ * `http:` page there would receive the session in plain text (an allow-list
+ * entry written with `http://` is the operator's explicit choice and counts).
  *
  * URLs are parsed (WHATWG URL), never compared as string prefixes. Refused
  * outright: anything that does not parse as an absolute URL (`//evil`,
@@ -97,7 +99,10 @@ export function isRedirectAllowed(config: Pick<Config, "siteUrl" | "uriAllowList
   if (!u) return false;
   try {
     const site = new URL(config.siteUrl);
-    if ((u.protocol === "http:" || u.protocol === "https:") && u.host === site.host) return true;
+    const scheme = site.protocol === "https:"
+      ? u.protocol === "https:" // never downgrade to plain text
+      : u.protocol === "http:" || u.protocol === "https:";
+    if (scheme && u.host === site.host) return true;
   } catch { /* SITE_URL is validated at start */ }
   const hostname = u.hostname.toLowerCase();
   const path = u.pathname === "" ? "/" : u.pathname;

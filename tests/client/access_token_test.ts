@@ -1,6 +1,6 @@
 /** AccessToken: expiry math, modes, hashes, kvform, revocation hints, inspection. */
 import assert from "node:assert/strict";
-import { AccessToken, Client, config, configure } from "../../mod.ts";
+import { AccessToken, Client, config, configure, OAuthError } from "../../mod.ts";
 import { json, recordingLogger, startStub } from "./_stub.ts";
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -48,7 +48,8 @@ Deno.test("fromHash picks access_token, else id_token, token; token_name chooses
 
 Deno.test("extra-tokens and no-token warnings follow the configuration", () => {
   const logger = recordingLogger();
-  const c = new Client("id", "s", { site: "https://x.example", logger });
+  // raiseErrors false: with it on, a hash without any token is an OAuthError (as in the gem)
+  const c = new Client("id", "s", { site: "https://x.example", logger, raiseErrors: false });
   AccessToken.fromHash(c, { access_token: "a", id_token: "b" });
   AccessToken.fromHash(c, { refresh_token: "r" });
   assert.deepEqual(logger.lines, [], "silenced by default");
@@ -67,13 +68,16 @@ Deno.test("extra-tokens and no-token warnings follow the configuration", () => {
       cfg.silenceNoTokensWarning = saved.silenceNoTokensWarning;
     });
   }
-  assert.equal(logger.lines.length, 3);
+  assert.equal(logger.lines.length, 4);
   assert.match(
     logger.lines[0],
     /more than one token field \(access_token, id_token\); using "access_token"/,
   );
   assert.match(logger.lines[1], /no token field/);
   assert.match(logger.lines[2], /token_name "missing"/);
+  assert.equal(logger.lines[3], "AccessToken has no token");
+  const raising = new Client("id", "s", { site: "https://x.example", logger });
+  assert.throws(() => AccessToken.fromHash(raising, { token_name: "missing" }), OAuthError);
 });
 
 Deno.test("toHash round-trips through fromHash", () => {

@@ -276,7 +276,11 @@ Deno.test("client-api.md: every name exists with the page's shape", async () => 
   assert.equal(specClient.id, "id");
   assert.equal(specClient.secret, "secret");
   assert.equal(specClient.site, "https://id.example.com/base");
-  assert.equal(specClient.authorizeUrl(), "https://id.example.com/base/oauth/authorize");
+  // the client's redirectUri is added, as the gem's Client#authorize_url does
+  assert.equal(
+    specClient.authorizeUrl(),
+    "https://id.example.com/base/oauth/authorize?redirect_uri=https%3A%2F%2Fapp.example.com%2Fcb",
+  );
   assert.equal(specClient.tokenUrl(), "https://id.example.com/oauth/token");
   assert.equal(specClient.revokeUrl(), "https://id.example.com/revoke");
   for (const s of ["authCode", "implicit", "password", "clientCredentials", "assertion"] as const) {

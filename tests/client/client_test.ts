@@ -17,7 +17,8 @@ Deno.test("URL resolution: relative to the site's path, leading slash on the hos
   });
   assert.equal(d.authorizeUrl(), "https://id.example.com/authorize");
   assert.equal(d.tokenUrl(), "https://other.example.net/t?x=1");
-  assert.equal(d.authorizeUrl({ a: "b c" }), "https://id.example.com/authorize?a=b+c");
+  // spaces as %20, as the gem (Faraday) writes them
+  assert.equal(d.authorizeUrl({ a: "b c" }), "https://id.example.com/authorize?a=b%20c");
   assert.throws(() => new Client("id", SECRET).tokenUrl(), /relative .* no "site"/);
 });
 
@@ -178,14 +179,13 @@ Deno.test("redirects: followed, 303 becomes GET, another origin gets no Authoriz
   assert.equal((res.parsed as { body: string }).body, "a=1");
   res = await client.request("get", "/away", { headers });
   assert.equal((res.parsed as { auth: string | null }).auth, null);
-  await assert.rejects(client.request("get", "/loop"), (e: unknown) => {
-    assert.ok(e instanceof OAuthError);
-    assert.equal(e.code, "too_many_redirects");
-    return true;
-  });
+  // past maxRedirects the last redirect is the answer (as the gem does)
+  res = await client.request("get", "/loop");
+  assert.equal(res.status, 302);
+  assert.equal(res.headers.get("location"), "/loop");
   assert.equal(stub.requests.filter((r) => r.url.pathname === "/loop").length, 6);
   const none = new Client("id", SECRET, { site: stub.url, maxRedirects: 0 });
-  await assert.rejects(none.request("get", "/temp"), /too_many_redirects/);
+  assert.equal((await none.request("get", "/temp")).status, 307);
 });
 
 Deno.test("a token endpoint's 307 to another origin is refused: the grant and secret stay home", async () => {

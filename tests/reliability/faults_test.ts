@@ -306,6 +306,8 @@ Deno.test("fault: a stalled mail server, a hung SMS gateway and a hung OAuth pro
     const auth = await call(`${srv.url}/authorize?provider=github`, "GET");
     assert.equal(auth.status, 302);
     const state = new URL(auth.headers.get("location")!).searchParams.get("state")!;
+    // the browser's cookie binding the state to it (server/api/oauth_binding.ts)
+    const cookie = auth.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
     const usersBefore = (await srv.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${srv.db.t("users")}`,
     ))[0].n;
@@ -313,7 +315,14 @@ Deno.test("fault: a stalled mail server, a hung SMS gateway and a hung OAuth pro
     const [mail, text, oauth, health] = await Promise.all([
       call(`${srv.url}/recover`, "POST", { email: "stall@example.com" }),
       call(`${srv.url}/otp`, "POST", { phone: "+15550100003" }),
-      call(`${srv.url}/callback?code=some-code&state=${encodeURIComponent(state)}`, "GET"),
+      call(
+        `${srv.url}/callback?code=some-code&state=${encodeURIComponent(state)}`,
+        "GET",
+        undefined,
+        {
+          cookie,
+        },
+      ),
       // the server keeps answering while three dependencies hang
       (async () => {
         await sleep(300);

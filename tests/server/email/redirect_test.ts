@@ -16,7 +16,6 @@ Deno.test("redirect_to: SITE_URL's host and allow-list globs are accepted", () =
     const ok of [
       "https://site.example.com",
       "https://site.example.com/welcome?x=1#y",
-      "http://site.example.com/plain-http",
       "https://SITE.Example.COM/Mixed",
       "https://pr-12.preview.example.org",
       "https://pr-12.preview.example.org/",
@@ -26,6 +25,16 @@ Deno.test("redirect_to: SITE_URL's host and allow-list globs are accepted", () =
       "myapp://callback",
     ]
   ) assert.ok(isRedirectAllowed(config, ok), ok);
+  // An http SITE_URL (local development) accepts its host over http and https.
+  const local = { siteUrl: "http://localhost:3000", uriAllowList: [] };
+  assert.ok(isRedirectAllowed(local, "http://localhost:3000/cb"));
+  assert.ok(isRedirectAllowed(local, "https://localhost:3000/cb"));
+  // An allow-list entry written with http:// is the operator's explicit choice.
+  const listed = {
+    siteUrl: "https://site.example.com",
+    uriAllowList: ["http://site.example.com/**"],
+  };
+  assert.ok(isRedirectAllowed(listed, "http://site.example.com/cb"));
 });
 
 Deno.test("redirect_to: open-redirect attempts fall back to SITE_URL", () => {
@@ -68,6 +77,8 @@ Deno.test("redirect_to: open-redirect attempts fall back to SITE_URL", () => {
       "https://site.example.com%09.evil.example",
       "https://\u0455ite.example.com", // Cyrillic "s"
       "https://evil.example/https://site.example.com",
+      "http://site.example.com/welcome", // plain text on an https site: tokens in clear
+      "http://site.example.com:443/",
       "vbscript:msgbox(1)",
       "file:///etc/passwd",
       "myapp://callback@evil",

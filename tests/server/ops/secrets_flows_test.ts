@@ -227,8 +227,10 @@ Deno.test("no secret in the logs: an external provider's OAuth round trip", asyn
     const cb = await fake.approve(to);
     const cbUrl = new URL(cb.url);
     secrets.push(cbUrl.searchParams.get("code")!);
+    const cookie = start.headers.getSetCookie().map((c) => c.split(";")[0]).join("; ");
     const landed = await srv.fetch(`${cbUrl.pathname}${cbUrl.search}`, {
       ...cb.init,
+      headers: { cookie },
       redirect: "manual",
     });
     await landed.body?.cancel();

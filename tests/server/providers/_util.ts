@@ -57,26 +57,77 @@ export interface Landing {
   query: URLSearchParams;
 }
 
-/** GETs a server path without following redirects and returns the Location. */
+/**
+ * The test browser's cookies, one jar per server: /authorize binds the state
+ * to the browser with a cookie (server/api/oauth_binding.ts), and the
+ * callback of that browser carries it back.
+ */
+const jars = new WeakMap<TestServer, Map<string, string>>();
+
+function jar(srv: TestServer): Map<string, string> {
+  let j = jars.get(srv);
+  if (!j) jars.set(srv, j = new Map());
+  return j;
+}
+
+/** Keeps the cookies a server response sets, as a browser would. */
+export function keepCookies(srv: TestServer, res: Response): void {
+  for (const line of res.headers.getSetCookie()) {
+    const [pair, ...attrs] = line.split(";");
+    const i = pair.indexOf("=");
+    const name = pair.slice(0, i).trim();
+    if (attrs.some((a) => /^\s*max-age=0\s*$/i.test(a))) jar(srv).delete(name);
+    else jar(srv).set(name, pair.slice(i + 1).trim());
+  }
+}
+
+/** `init` with the browser's cookies for `srv` (unless it names its own). */
+export function withCookies(srv: TestServer, init: RequestInit = {}): RequestInit {
+  const headers = new Headers(init.headers);
+  const cookies = [...jar(srv)].map(([k, v]) => `${k}=${v}`).join("; ");
+  if (cookies && !headers.has("cookie")) headers.set("cookie", cookies);
+  return { ...init, headers };
+}
+
+/** Forgets the browser's cookies for `srv` (another browser from now on). */
+export function clearCookies(srv: TestServer): void {
+  jar(srv).clear();
+}
+
+/** GETs a server path (as the test browser) without following redirects; returns the Location. */
 export async function redirectOf(
   srv: TestServer,
   path: string,
   init: RequestInit = {},
 ): Promise<URL> {
-  const res = await srv.fetch(path, { redirect: "manual", ...init });
+  const res = await srv.fetch(path, withCookies(srv, { redirect: "manual", ...init }));
+  keepCookies(srv, res);
   const body = await res.text();
   const loc = res.headers.get("location");
   if (!loc) throw new Error(`${path}: no redirect (${res.status} ${body})`);
   return new URL(loc);
 }
 
-/** Sends the browser's callback request to the test server. */
+/**
+ * Opens the link URL auth-js navigates to (a single-use ticket on the server,
+ * at API_EXTERNAL_URL) in the test browser: the provider URL it redirects to.
+ */
+export async function followLink(srv: TestServer, url: string): Promise<string> {
+  const u = new URL(url);
+  return (await redirectOf(srv, `${u.pathname}${u.search}`)).href;
+}
+
+/** Sends the browser's callback request (with its cookies) to the test server. */
 export async function land(
   srv: TestServer,
   cb: { url: string; init: RequestInit },
 ): Promise<Landing> {
   const u = new URL(cb.url);
-  const res = await srv.fetch(`${u.pathname}${u.search}`, { ...cb.init, redirect: "manual" });
+  const res = await srv.fetch(
+    `${u.pathname}${u.search}`,
+    withCookies(srv, { ...cb.init, redirect: "manual" }),
+  );
+  keepCookies(srv, res);
   await res.body?.cancel();
   const location = new URL(res.headers.get("location") ?? "about:blank");
   return {

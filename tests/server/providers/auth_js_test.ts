@@ -6,16 +6,25 @@
 import assert from "node:assert/strict";
 import { AuthClient } from "../../helpers/deps.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
-import { postJson } from "../../helpers/server.ts";
-import { defaultUser, type Json, land, serverWithFakes } from "./_util.ts";
+import { postJson, type TestServer } from "../../helpers/server.ts";
+import {
+  defaultUser,
+  followLink,
+  type Json,
+  keepCookies,
+  land,
+  serverWithFakes,
+  withCookies,
+} from "./_util.ts";
 
 function client(url: string, flowType: "implicit" | "pkce") {
   return new AuthClient({ url, autoRefreshToken: false, persistSession: false, flowType });
 }
 
-/** Follows the server's redirect to the provider (what the browser would do). */
-async function toProvider(url: string): Promise<string> {
-  const res = await fetch(url, { redirect: "manual" });
+/** Follows the server's redirect to the provider (what the browser would do, keeping the cookie). */
+async function toProvider(srv: TestServer, url: string): Promise<string> {
+  const res = await fetch(url, withCookies(srv, { redirect: "manual" }));
+  keepCookies(srv, res);
   await res.body?.cancel();
   assert.equal(res.status, 302, url);
   return res.headers.get("location")!;
@@ -37,7 +46,7 @@ Deno.test("auth-js signInWithOAuth: implicit fragment and PKCE exchangeCodeForSe
         },
       });
       assert.equal(error, null);
-      const at = new URL(await toProvider(data.url!));
+      const at = new URL(await toProvider(env.srv, data.url!));
       assert.equal(at.searchParams.get("scope"), "user:email repo gist");
       const l = await land(env.srv, await fake.approve(at.href));
       assert.equal(l.location.origin + l.location.pathname, "http://localhost:3000/cb");
@@ -60,7 +69,7 @@ Deno.test("auth-js signInWithOAuth: implicit fragment and PKCE exchangeCodeForSe
       });
       const authorize = new URL(data.url!);
       assert.ok(authorize.searchParams.get("code_challenge"));
-      const l = await land(env.srv, await fake.approve(await toProvider(data.url!)));
+      const l = await land(env.srv, await fake.approve(await toProvider(env.srv, data.url!)));
       assert.equal(l.hash.get("access_token"), null, "no tokens in the URL in the PKCE flow");
       const code = l.query.get("code")!;
       assert.ok(code, l.location.href);
@@ -105,13 +114,15 @@ Deno.test("auth-js linkIdentity and unlinkIdentity, with notification mails", as
       options: { skipBrowserRedirect: true, redirectTo: "http://localhost:3000/linked" },
     });
     assert.equal(link.error, null);
-    assert.ok(link.data.url?.startsWith(env.fakes.google.url), link.data.url ?? "");
-    const l = await land(env.srv, await env.fakes.google.approve(link.data.url!));
+    assert.ok(link.data.url?.startsWith("http://localhost:8081/"), link.data.url ?? "");
+    const atGoogle = await followLink(env.srv, link.data.url!);
+    assert.ok(atGoogle.startsWith(env.fakes.google.url), atGoogle);
+    const l = await land(env.srv, await env.fakes.google.approve(atGoogle));
     assert.equal(l.location.origin + l.location.pathname, "http://localhost:3000/linked");
-    const after = await auth.setSession({
-      access_token: l.hash.get("access_token")!,
-      refresh_token: l.hash.get("refresh_token")!,
-    });
+    assert.equal(l.hash.get("error"), null, l.hash.get("error_description") ?? "");
+    // A link (without PKCE) hands out no session: the app keeps the one it has.
+    assert.equal(l.hash.get("access_token"), null);
+    const after = await auth.getUser();
     assert.equal(after.data.user?.id, userId);
     assert.equal(after.data.user?.email, email, "the address stays the account's");
     const mail = await smtp.waitForMail(email, { subject: /identity/i });
@@ -126,7 +137,10 @@ Deno.test("auth-js linkIdentity and unlinkIdentity, with notification mails", as
       provider: "google",
       options: { skipBrowserRedirect: true },
     });
-    const dupLanding = await land(env.srv, await env.fakes.google.approve(dup.data.url!));
+    const dupLanding = await land(
+      env.srv,
+      await env.fakes.google.approve(await followLink(env.srv, dup.data.url!)),
+    );
     assert.equal(dupLanding.hash.get("error_code"), "identity_already_exists");
 
     // An unknown identity id, or not a UUID.
@@ -193,7 +207,9 @@ Deno.test("unlinking the identity the address came from moves the address to a r
     env.fakes.github.user = defaultUser();
     const gh = await land(
       env.srv,
-      await env.fakes.github.approve(await toProvider(`${env.srv.url}/authorize?provider=github`)),
+      await env.fakes.github.approve(
+        await toProvider(env.srv, `${env.srv.url}/authorize?provider=github`),
+      ),
     );
     await auth.setSession({
       access_token: gh.hash.get("access_token")!,
@@ -204,7 +220,10 @@ Deno.test("unlinking the identity the address came from moves the address to a r
       provider: "google",
       options: { skipBrowserRedirect: true },
     });
-    const linked = await land(env.srv, await env.fakes.google.approve(link.data.url!));
+    const linked = await land(
+      env.srv,
+      await env.fakes.google.approve(await followLink(env.srv, link.data.url!)),
+    );
     assert.equal(linked.hash.get("error"), null, linked.hash.get("error_description") ?? "");
     const ids = (await auth.getUserIdentities()).data!.identities;
     const github = ids.find((i) => i.provider === "github")!;

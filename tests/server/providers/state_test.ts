@@ -20,6 +20,7 @@ import {
   serverWithFakes,
   signIn,
   SITE,
+  withCookies,
 } from "./_util.ts";
 
 /** A clock the test moves. */
@@ -342,9 +343,10 @@ Deno.test("a state works once across two server processes sharing the database",
     const u = new URL(cb.url);
     const path = `${u.pathname}${u.search}`;
     // The browser's callback reaches both processes at once (a retry behind a load balancer).
+    const browser = withCookies(srv, { redirect: "manual" });
     const answers = await Promise.all([
-      srv.fetch(path, { redirect: "manual" }),
-      other.fetch(new Request(`http://127.0.0.1${path}`), "127.0.0.2"),
+      srv.fetch(path, browser),
+      other.fetch(new Request(`http://127.0.0.1${path}`, browser), "127.0.0.2"),
     ]);
     const hashes = await Promise.all(answers.map(async (r) => {
       await r.body?.cancel();

@@ -1,0 +1,177 @@
+/**
+ * OpenID Connect and OAuth endpoints beyond the token endpoint: UserInfo,
+ * token introspection (RFC 7662) and pushed authorization requests
+ * (RFC 9126).
+ * @module
+ */
+import type { AccessToken } from "../access_token.ts";
+import type { Client } from "../client.ts";
+import { OAuthError } from "../error.ts";
+import { internalRequest } from "../internal.ts";
+import type { TokenParams } from "../options.ts";
+import type { OAuthResponse } from "../response.ts";
+import { tokenRequest } from "../token_request.ts";
+
+function endpoint(client: Client, name: "userinfoUrl" | "introspectionUrl" | "parUrl"): string {
+  const url = client.options[name];
+  if (!url) {
+    throw new TypeError(`the client has no "${name}" (set it, or build it with Client.discover)`);
+  }
+  return url;
+}
+
+/**
+ * The UserInfo claims for `token` (a GET with the token). When the token
+ * carries validated `idTokenClaims`, the UserInfo `sub` must equal the ID
+ * token's (OpenID Connect Core §5.3.4).
+ *
+ * @throws {OAuthError} when the provider refuses, or `invalid_userinfo` for another `sub`
+ *
+ * @example
+ * ```ts ignore
+ * import { userinfo } from "@authsvc/oauth2/oidc";
+ * const claims = await userinfo(token);
+ * console.log(claims.email);
+ * ```
+ */
+export async function userinfo(token: AccessToken): Promise<Record<string, unknown>> {
+  const res = await token.get(endpoint(token.client, "userinfoUrl"), {
+    headers: { accept: "application/json" },
+  });
+  const claims = res.parsedHash;
+  if (!claims || typeof claims.sub !== "string") {
+    throw new OAuthError(res, {
+      code: "invalid_userinfo",
+      description: "the UserInfo response is not a JSON object with a sub",
+    });
+  }
+  const expected = token.idTokenClaims?.sub;
+  if (expected !== undefined && claims.sub !== expected) {
+    throw new OAuthError(res, {
+      code: "invalid_userinfo",
+      description: `the UserInfo sub ${claims.sub} is not the ID token's`,
+    });
+  }
+  return claims;
+}
+
+/** What RFC 7662 §2.2 answers: `active`, and for an active token its details. */
+export interface Introspection {
+  /** Whether the token is active. */
+  active: boolean;
+  /** Space-separated scopes. */
+  scope?: string;
+  /** The client the token was issued to. */
+  client_id?: string;
+  /** The resource owner. */
+  sub?: string;
+  /** Expiry, epoch seconds. */
+  exp?: number;
+  /** `access_token`, `refresh_token` ... as the provider says. */
+  token_type?: string;
+  /** Any other member. */
+  [member: string]: unknown;
+}
+
+/**
+ * Introspects a token at `introspectionUrl` with the client's authentication
+ * (RFC 7662).
+ *
+ * @throws {OAuthError} when the provider refuses (e.g. `invalid_client`)
+ *
+ * @example
+ * ```ts ignore
+ * import { introspect } from "@authsvc/oauth2/oidc";
+ * const info = await introspect(client, token.token, "access_token");
+ * if (!info.active) console.log("revoked or expired");
+ * ```
+ */
+export async function introspect(
+  client: Client,
+  token: string,
+  tokenTypeHint?: "access_token" | "refresh_token",
+  params: Record<string, unknown> = {},
+): Promise<Introspection> {
+  if (typeof token !== "string" || token === "") {
+    throw new TypeError(`introspect: "token" must be a non-empty string`);
+  }
+  const wire: TokenParams = { ...params, token };
+  if (tokenTypeHint) wire.token_type_hint = tokenTypeHint;
+  const res = await tokenRequest(
+    client,
+    endpoint(client, "introspectionUrl"),
+    wire,
+    (v, u, o) => internalRequest(client, v, u, o, [token], true),
+    "post",
+  );
+  const body = res.parsedHash;
+  if (!body || typeof body.active !== "boolean") {
+    throw new OAuthError(res, {
+      code: "invalid_introspection",
+      description: "the introspection response has no boolean active",
+      secrets: [token],
+    });
+  }
+  return body as Introspection;
+}
+
+/**
+ * Pushes the authorization request (RFC 9126) and returns the URL to send
+ * the user to: the authorization endpoint with only `client_id` and the
+ * `request_uri` the provider gave. `params` are those of
+ * `client.authCode.authorizeUrl` (`redirect_uri` defaults to the client's
+ * `redirectUri`; `response_type` to `code`).
+ *
+ * @throws {OAuthError} when the provider refuses the request
+ *
+ * @example
+ * ```ts ignore
+ * import { generatePkce } from "@authsvc/oauth2";
+ * import { pushAuthorizationRequest } from "@authsvc/oauth2/oidc";
+ * const pkce = await generatePkce();
+ * const { url } = await pushAuthorizationRequest(client, {
+ *   scope: "openid", state, code_challenge: pkce.codeChallenge, code_challenge_method: "S256",
+ * });
+ * // redirect the user to url
+ * ```
+ */
+export async function pushAuthorizationRequest(
+  client: Client,
+  params: Record<string, unknown> = {},
+): Promise<{ url: string; requestUri: string; expiresIn?: number; response: OAuthResponse }> {
+  if ("client_secret" in params) {
+    throw new TypeError(
+      `pushAuthorizationRequest: client_secret is not an authorization parameter`,
+    );
+  }
+  const wire: TokenParams = { response_type: "code", client_id: client.id, ...params };
+  if (wire.redirect_uri === undefined && client.options.redirectUri) {
+    wire.redirect_uri = client.options.redirectUri;
+  }
+  const res = await tokenRequest(
+    client,
+    endpoint(client, "parUrl"),
+    wire,
+    (v, u, o) => internalRequest(client, v, u, o, [], true),
+    "post",
+  );
+  const body = res.parsedHash;
+  if (res.status >= 400 || typeof body?.request_uri !== "string") {
+    throw res.error ?? new OAuthError(
+      res,
+      body?.error ? {} : {
+        code: "invalid_par_response",
+        description: "the pushed authorization response has no request_uri",
+      },
+    );
+  }
+  const url = new URL(client.authorizeUrl());
+  url.search = new URLSearchParams({ client_id: client.id, request_uri: body.request_uri })
+    .toString();
+  return {
+    url: url.href,
+    requestUri: body.request_uri,
+    expiresIn: typeof body.expires_in === "number" ? body.expires_in : undefined,
+    response: res,
+  };
+}
