@@ -117,6 +117,13 @@ export const ROUTES: RouteSpec[] = [
     query: { provider, redirect_to: redirect, skip_http_redirect: () => "true" },
   },
   {
+    name: "GET /user/identities/authorize/continue",
+    method: "GET",
+    path: "/user/identities/authorize/continue",
+    auth: "none",
+    query: { ticket: tokenish },
+  },
+  {
     name: "DELETE /user/identities/:identity_id",
     method: "DELETE",
     path: "/user/identities/:identity_id",
