@@ -12,7 +12,7 @@
  *   GET /reauthenticate; the password-changed notification mail.
  */
 import type { Hono } from "../../deps.ts";
-import { createFlowState, exchangeAuthCode, readPkceParams } from "../auth/pkce.ts";
+import { exchangeAuthCode, readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { checkPasswordStrength } from "../auth/passwords.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { sendActionMail } from "../mail/flows.ts";
@@ -126,16 +126,15 @@ async function emailChangeStep(u: UserUpdate): Promise<void> {
   u.fields.email_change_sent_at = s.clock.now();
   u.fields.email_change_confirm_status = 0;
   u.after.push(async (written) => {
-    const flow = pkce
-      ? await createFlowState(s.db, {
-        ...pkce,
-        userId: written.id,
-        authenticationMethod: "email_change",
-      })
-      : undefined;
-    const opts = { redirectTo, flowStateId: flow?.id };
-    const sent = await sendActionMail(s, written, "email_change_new", opts);
-    if (both) await sendActionMail(s, sent, "email_change_current", opts);
+    await withFlowState(
+      s.db,
+      pkce && { ...pkce, userId: written.id, authenticationMethod: "email_change" },
+      async (flowStateId) => {
+        const opts = { redirectTo, flowStateId };
+        const sent = await sendActionMail(s, written, "email_change_new", opts);
+        if (both) await sendActionMail(s, sent, "email_change_current", opts);
+      },
+    );
     await s.audit.record({
       action: "user_modified",
       actorId: written.id,
@@ -157,21 +156,19 @@ export function emailHooks(_app: Hono<AppEnv>, s: Services): void {
       return;
     }
     const pkce = readPkceParams(body);
-    const flow = pkce
-      ? await createFlowState(s.db, {
-        ...pkce,
-        userId: user.id,
-        authenticationMethod: "email/signup",
-      })
-      : undefined;
-    const sent = await sendActionMail(s, user, "confirmation", {
-      redirectTo: verifyRedirectTo(s.config, redirectTo),
-      flowStateId: flow?.id,
-      signup,
-      // A repeated sign-up's mail does not replace the pending ones: the owner's own
-      // mail keeps working whatever a squatter requests meanwhile (auth/confirm.ts).
-      alongside: duplicate,
-    }).catch(async (e) => {
+    const sent = await withFlowState(
+      s.db,
+      pkce && { ...pkce, userId: user.id, authenticationMethod: "email/signup" },
+      (flowStateId) =>
+        sendActionMail(s, user, "confirmation", {
+          redirectTo: verifyRedirectTo(s.config, redirectTo),
+          flowStateId,
+          signup,
+          // A repeated sign-up's mail does not replace the pending ones: the owner's own
+          // mail keeps working whatever a squatter requests meanwhile (auth/confirm.ts).
+          alongside: duplicate,
+        }),
+    ).catch(async (e) => {
       if (duplicate) await s.mailer.timing.pad("confirmation", started);
       throw e;
     });

@@ -54,6 +54,9 @@ class CallbackError extends Error {
   }
 }
 
+/** The longest provider URL /authorize answers (browsers and proxies refuse longer ones). */
+const MAX_PROVIDER_URL = 8000;
+
 /** The external-provider routes. */
 export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
   const registry = new ProviderRegistry(s.config, s.log);
@@ -107,6 +110,13 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
       codeChallenge: ours?.codeChallenge,
       extra: new URL(c.req.url).searchParams,
     });
+    // Query parameters are passed on to the provider and redirect_to travels in
+    // the state: a huge query would make a Location header clients refuse.
+    if (url.length > MAX_PROVIDER_URL) {
+      throw badRequest(
+        `The provider URL would be ${url.length} characters long (at most ${MAX_PROVIDER_URL}): shorten the query parameters or redirect_to`,
+      );
+    }
     return { url, state };
   }
 

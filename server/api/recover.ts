@@ -6,7 +6,7 @@
  * land on redirect_to with `?code=`.
  */
 import type { Hono } from "../../deps.ts";
-import { createFlowState, readPkceParams } from "../auth/pkce.ts";
+import { readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { sendActionMail, withoutMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
@@ -27,10 +27,11 @@ export function recoverRoutes(app: Hono<AppEnv>, s: Services): void {
       await withoutMail(s, "recovery", email); // same limits, same time, no mail
       return c.json({});
     }
-    const flow = pkce
-      ? await createFlowState(s.db, { ...pkce, userId: user.id, authenticationMethod: "recovery" })
-      : undefined;
-    await sendActionMail(s, user, "recovery", { redirectTo, flowStateId: flow?.id });
+    await withFlowState(
+      s.db,
+      pkce && { ...pkce, userId: user.id, authenticationMethod: "recovery" },
+      (flowStateId) => sendActionMail(s, user, "recovery", { redirectTo, flowStateId }),
+    );
     await s.audit.record({
       action: "user_recovery_requested",
       actorId: user.id,

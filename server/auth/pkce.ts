@@ -111,6 +111,27 @@ export async function createFlowState(
   return row;
 }
 
+/**
+ * Runs `send` with a new flow state when `o` is given (PKCE), else without
+ * one. When `send` throws (a refused mail: limit, bad redirect, SMTP), the
+ * flow state is removed again, so a request answered with an error leaves
+ * no row behind.
+ */
+export async function withFlowState<T>(
+  db: Db,
+  o: Parameters<typeof createFlowState>[1] | undefined,
+  send: (flowStateId: string | undefined) => Promise<T>,
+): Promise<T> {
+  if (!o) return await send(undefined);
+  const flow = await createFlowState(db, o);
+  try {
+    return await send(flow.id);
+  } catch (e) {
+    await db.query(`DELETE FROM ${db.t("flow_state")} WHERE id = $1`, [flow.id]);
+    throw e;
+  }
+}
+
 /** Stores provider tokens on a flow (external providers, after the callback). */
 export async function setFlowProviderTokens(
   db: Db,

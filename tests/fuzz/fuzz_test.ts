@@ -1,0 +1,49 @@
+/**
+ * The short fuzz pass of `deno task test` (CI): every route of routes.ts,
+ * FUZZ_REQUESTS requests per route and pass (default 40), two passes, and
+ * the conflicting pairs. The full pass is `deno task test:fuzz` (full.ts).
+ * A failure prints FUZZ_SEED; `FUZZ_SEED=<n> FUZZ_ROUTE=<name part>` replays it.
+ */
+import assert from "node:assert/strict";
+import { runFuzz } from "./harness.ts";
+import { GRANTS, registeredRoutes, ROUTES } from "./routes.ts";
+import { runSeed } from "./rng.ts";
+import { EXCLUDED } from "./exclusions.ts";
+
+Deno.test("fuzz: routes.ts lists every route server/api registers, and every /token grant", async () => {
+  const registered = await registeredRoutes();
+  const listed = new Set(ROUTES.map((r) => `${r.method} ${r.path}`));
+  assert.deepEqual(registered.filter((r) => !listed.has(r)), [], "routes missing in routes.ts");
+  assert.deepEqual([...listed].filter((r) => !registered.includes(r)), [], "stale routes.ts");
+  const grants = ROUTES.filter((r) => r.path === "/token").map((r) => r.fixedQuery?.split("=")[1]);
+  assert.deepEqual(grants.sort(), [...GRANTS].sort());
+});
+
+Deno.test("fuzz: short pass, no 5xx, no leak, no write on refusal, consistent, flat memory", async () => {
+  const seed = runSeed();
+  const perRoute = Number(Deno.env.get("FUZZ_REQUESTS") ?? 40);
+  console.log(`fuzz short pass: FUZZ_SEED=${seed} FUZZ_REQUESTS=${perRoute}`);
+  const report = await runFuzz({
+    seed,
+    perRoute,
+    passes: 2,
+    pairs: Number(Deno.env.get("FUZZ_PAIRS") ?? 3),
+    concurrency: 4,
+    routeFilter: Deno.env.get("FUZZ_ROUTE") || undefined,
+  });
+  console.log(
+    `fuzz: FUZZ_SEED=${seed} ${report.requests} requests in ${report.seconds} s, by status ${
+      JSON.stringify(report.byStatus)
+    }, 5xx ${report.fiveXx}, excluded ${
+      JSON.stringify(report.excluded)
+    } (${EXCLUDED.length} classes), RSS ${JSON.stringify(report.rssMiB)} MiB, pairs ${
+      JSON.stringify(report.pairs)
+    }`,
+  );
+  assert.deepEqual(report.failures, [], `FUZZ_SEED=${seed}: ${report.failures.length} failures`);
+  // Flat memory: the server's RSS after pass 2 within 96 MiB (or 30 %) of after pass 1. A short
+  // pass is mostly warm-up (JIT, pools, V8 heap growing before its first full GC), so the bound
+  // is wide; the full pass (full.ts), 30 times as many requests, holds to 64 MiB.
+  const [a1, a2] = report.rssMiB.afterPass;
+  assert.ok(a2 - a1 <= Math.max(96, a1 * 0.3), `FUZZ_SEED=${seed}: RSS ${a1} -> ${a2} MiB`);
+});
