@@ -68,7 +68,9 @@ export function auditRoutes(app: Hono<AppEnv>, s: Services): void {
     // made a 20 kB query a 40 kB header), so the header stays a few hundred bytes.
     const path = new URL(c.req.url).pathname;
     const link = (p: number, rel: string) => {
-      const u = new URLSearchParams({ page: String(p), per_page: String(perPage) });
+      // As GoTrue: the request's own parameters with the page set, so per_page only when given.
+      const u = new URLSearchParams({ page: String(p) });
+      if (c.req.query("per_page") !== undefined) u.set("per_page", String(perPage));
       if (q) u.set("query", q);
       return `<${path}?${u}>; rel="${rel}"`;
     };

@@ -7,7 +7,7 @@
  */
 import type { Hono } from "../../deps.ts";
 import { isUniqueViolation } from "../db/db.ts";
-import { createFlowState, readPkceParams } from "../auth/pkce.ts";
+import { readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
 import { sendActionMail } from "../mail/flows.ts";
@@ -82,23 +82,25 @@ export async function sendLoginMail(
     ? "magiclink"
     : "confirmation";
   try {
-    const flow = pkce
-      ? await createFlowState(s.db, {
+    // One interval for every sign-in mail, whichever kind it is, so a 429's
+    // wait tells nothing about the address. A refused mail removes its flow state again.
+    await withFlowState(
+      s.db,
+      pkce && {
         ...pkce,
         userId: user.id,
         authenticationMethod: action === "magiclink" ? "magiclink" : "email/signup",
-      })
-      : undefined;
-    // One interval for every sign-in mail, whichever kind it is, so a 429's
-    // wait tells nothing about the address.
-    await sendActionMail(s, user, action, {
-      redirectTo,
-      flowStateId: flow?.id,
-      intervalSec: s.config.smtp.linkFrequency,
-      // The mail of the sign-up this request made; an unconfirmed account someone else made
-      // gets a plain confirmation, which keeps nothing of theirs (auth/confirm.ts).
-      signup: created ? {} : undefined,
-    });
+      },
+      (flowStateId) =>
+        sendActionMail(s, user!, action, {
+          redirectTo,
+          flowStateId,
+          intervalSec: s.config.smtp.linkFrequency,
+          // The mail of the sign-up this request made; an unconfirmed account someone else
+          // made gets a plain confirmation, which keeps nothing of theirs (auth/confirm.ts).
+          signup: created ? {} : undefined,
+        }),
+    );
   } catch (e) {
     // A request that fails leaves no user behind (its flow state goes with it); a retry
     // creates it again.
