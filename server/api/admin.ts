@@ -220,12 +220,16 @@ async function listUsers(c: Ctx, s: Services) {
     [filter, like, perPage, (page - 1) * perPage],
   );
   const ids = await identitiesOf(s.db, s.users.identities, users.map((u) => u.id));
-  // Links as GoTrue's addPaginationHeaders: the request's path and query with
-  // `page` set (keys sorted), the last page being 0 for an empty list.
+  // Links as GoTrue's addPaginationHeaders: the request's parameters with `page`
+  // set (keys sorted), the last page being 0 for an empty list. Only the
+  // parameters this route reads, as it read them: a request's unknown or huge
+  // parameters are not copied into a header (twice) that clients would refuse.
   const lastPage = Math.ceil(n / perPage);
   const link = (p: number, rel: string) => {
-    const q = new URLSearchParams(new URL(c.req.url).search);
-    q.set("page", String(p));
+    const q = new URLSearchParams({ page: String(p) });
+    if (c.req.query("per_page")) q.set("per_page", String(perPage));
+    if (filter) q.set("filter", filter);
+    if (sort) q.set("sort", sort);
     q.sort();
     return `</admin/users?${q}>; rel="${rel}"`;
   };
