@@ -73,7 +73,8 @@ Deno.test("pre-account takeover by magic link: the owner's /magiclink sign-in ki
     const me = await call(srv, "GET", "/user", undefined, f.access_token);
     assert.equal(me.status, 200);
     assert.ok(me.body.email_confirmed_at);
-    assert.deepEqual(me.body.user_metadata, {}, "the squatter's metadata does not survive either");
+    // Only what confirming adds (email_verified, as GoTrue sets it): none of the squatter's
+    assert.deepEqual(me.body.user_metadata, { email_verified: true }, "the squatter's metadata");
   });
 });
 
@@ -124,7 +125,7 @@ Deno.test("pre-account takeover by duplicate sign-up: the owner's own sign-up pa
     const ok = await passwordSignIn(srv, email, OWNER_PW);
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     const user = ok.body.user as Record<string, unknown>;
-    assert.deepEqual(user.user_metadata, { name: "O" });
+    assert.deepEqual(user.user_metadata, { name: "O", email_verified: true });
   });
 });
 
