@@ -63,7 +63,7 @@ export async function buildServices(
   const sessions = new Sessions(db, config, jwt, users, clock);
   const events = new Events();
   const audit = new AuditLog(db, events);
-  const mfa = new Mfa(db, config, clock);
+  const mfa = new Mfa(db, config, clock, users);
   sessions.factorsOf = (userId, q) => mfa.factorsJson(userId, q);
   const sendLimits = new SendLimits(db, config, clock);
   const otp = new OneTimeTokens(db, config.jwt.secret, clock);

@@ -11,39 +11,14 @@ import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
 import { isoString } from "../util/time.ts";
 import { amrMethod, MfaChallenges } from "./mfa_challenges.ts";
-import { lockUserProfile } from "./users.ts";
+import type { Users } from "./users.ts";
 import type { SessionRow } from "./sessions.ts";
+import { type FactorRow, FactorStore, type FactorType } from "../store/factors.ts";
+import { SessionStore } from "../store/sessions.ts";
 
 export { amrMethod, OPEN_CHALLENGES_PER_FACTOR, type Verified } from "./mfa_challenges.ts";
 
-/** Factor types this server enrolls. */
-export type FactorType = "totp" | "phone";
-
-/** A factor row. */
-export interface FactorRow {
-  id: string;
-  user_id: string;
-  friendly_name: string;
-  factor_type: FactorType;
-  status: "unverified" | "verified";
-  secret: string | null;
-  phone: string | null;
-  last_challenged_at: Date | null;
-  last_totp_step: number | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** A challenge row. */
-export interface ChallengeRow {
-  id: string;
-  factor_id: string;
-  ip_address: string;
-  otp_code_hash: string | null;
-  attempts: number;
-  verified_at: Date | null;
-  created_at: Date;
-}
+export type { ChallengeRow, FactorRow, FactorType } from "../store/factors.ts";
 
 const iso = (d: Date | null) => (d ? isoString(d instanceof Date ? d : new Date(d)) : undefined);
 
@@ -64,22 +39,30 @@ export function factorToJson(f: FactorRow): Record<string, unknown> {
 
 /** Factors and challenges of one database. */
 export class Mfa {
+  /**
+   * @deprecated The factors table's name, for api/user_profile.ts until its
+   * query moves into server/store; nothing new may use it.
+   */
   readonly factors: string;
-  readonly sessions: string;
   /** Challenges and verification (auth/mfa_challenges.ts). */
   readonly challenges: MfaChallenges;
+  readonly #factors: FactorStore;
+  readonly #sessions: SessionStore;
 
-  constructor(readonly db: Db, readonly config: Config, readonly clock: Clock) {
+  constructor(
+    readonly db: Db,
+    readonly config: Config,
+    readonly clock: Clock,
+    readonly users: Pick<Users, "lockProfile">,
+  ) {
     this.factors = db.t("mfa_factors");
-    this.sessions = db.t("sessions");
-    this.challenges = new MfaChallenges(db, config, clock);
+    this.#factors = new FactorStore(db);
+    this.#sessions = new SessionStore(db);
+    this.challenges = new MfaChallenges(db, config, clock, users);
   }
 
   async listFactors(userId: string, q: Queryable = this.db): Promise<FactorRow[]> {
-    return await q.query<FactorRow>(
-      `SELECT * FROM ${this.factors} WHERE user_id = $1 ORDER BY created_at, id`,
-      [userId],
-    );
+    return await this.#factors.listByUser(userId, q);
   }
 
   /** The factors as JSON, or undefined when there are none (GoTrue omits the member). */
@@ -93,21 +76,14 @@ export class Mfa {
 
   /** A factor of this user, or 404 mfa_factor_not_found. */
   async ownedFactor(userId: string, factorId: string, q: Queryable = this.db): Promise<FactorRow> {
-    const rows = await q.query<FactorRow>(
-      `SELECT * FROM ${this.factors} WHERE id = $1 AND user_id = $2`,
-      [factorId, userId],
-    );
-    if (!rows[0]) throw new ApiError(404, "mfa_factor_not_found", "Factor not found");
-    return rows[0];
+    const row = await this.#factors.findOfUser(userId, factorId, q);
+    if (!row) throw new ApiError(404, "mfa_factor_not_found", "Factor not found");
+    return row;
   }
 
   /** True when the user has at least one verified factor. */
   async hasVerifiedFactor(userId: string, q: Queryable = this.db): Promise<boolean> {
-    const [r] = await q.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${this.factors} WHERE user_id = $1 AND status = 'verified'`,
-      [userId],
-    );
-    return r.n > 0;
+    return await this.#factors.countVerified(userId, q) > 0;
   }
 
   /**
@@ -126,16 +102,10 @@ export class Mfa {
     return await this.db.transaction(async (tx) => {
       // Serialise enrollments of one user so the count below holds; the user row is written
       // before its factors (lock order, migrations/0009_profile_rev.sql).
-      await lockUserProfile(tx, this.db.t("users"), userId);
-      await tx.query(
-        `DELETE FROM ${this.factors} WHERE user_id = $1 AND status = 'unverified' AND created_at < $2`,
-        [userId, staleBefore],
-      );
+      await this.users.lockProfile(userId, tx);
+      await this.#factors.deleteUnverifiedBefore(userId, staleBefore, tx);
       if (f.type === "phone") {
-        const same = await tx.query<FactorRow>(
-          `SELECT * FROM ${this.factors} WHERE user_id = $1 AND factor_type = 'phone' AND phone = $2`,
-          [userId, f.phone],
-        );
+        const same = await this.#factors.findPhone(userId, f.phone ?? null, tx);
         if (same.some((x) => x.status === "verified")) {
           throw new ApiError(
             422,
@@ -143,10 +113,7 @@ export class Mfa {
             "A verified phone factor already exists, unenroll the existing factor to continue",
           );
         }
-        await tx.query(
-          `DELETE FROM ${this.factors} WHERE user_id = $1 AND factor_type = 'phone' AND phone = $2`,
-          [userId, f.phone],
-        );
+        await this.#factors.deletePhone(userId, f.phone ?? null, tx);
       }
       const existing = await this.listFactors(userId, tx);
       if (f.friendlyName && existing.some((x) => x.friendly_name === f.friendlyName)) {
@@ -166,12 +133,7 @@ export class Mfa {
       if (existing.some((x) => x.status === "verified") && session.aal !== "aal2") {
         throw new ApiError(403, "insufficient_aal", "AAL2 required to enroll a new factor");
       }
-      const [row] = await tx.query<FactorRow>(
-        `INSERT INTO ${this.factors} (user_id, friendly_name, factor_type, status, secret, phone, created_at, updated_at)
-         VALUES ($1, $2, $3, 'unverified', $4, $5, $6, $6) RETURNING *`,
-        [userId, f.friendlyName, f.type, f.secret ?? null, f.phone ?? null, now],
-      );
-      return row;
+      return await this.#factors.insert({ userId, ...f, now }, tx);
     });
   }
 
@@ -181,20 +143,25 @@ export class Mfa {
    */
   async deleteFactor(userId: string, factorId: string): Promise<FactorRow> {
     return await this.db.transaction(async (tx) => {
-      await lockUserProfile(tx, this.db.t("users"), userId); // the user row first (lock order)
-      const [row] = await tx.query<FactorRow>(
-        `DELETE FROM ${this.factors} WHERE id = $1 AND user_id = $2 RETURNING *`,
-        [factorId, userId],
-      );
+      await this.users.lockProfile(userId, tx); // the user row first (lock order)
+      const row = await this.#factors.deleteOfUser(userId, factorId, tx);
       if (!row) throw new ApiError(404, "mfa_factor_not_found", "Factor not found");
-      await tx.query(
-        `UPDATE ${this.sessions} SET aal = 'aal1', factor_id = NULL, updated_at = $4,
-           amr = (SELECT COALESCE(jsonb_agg(e), '[]'::jsonb) FROM jsonb_array_elements(amr) AS e
-                  WHERE e->>'method' <> $3)
-         WHERE user_id = $1 AND factor_id = $2`,
-        [userId, factorId, amrMethod(row.factor_type), this.clock.now()],
+      await this.#sessions.lowerFromFactor(
+        userId,
+        factorId,
+        amrMethod(row.factor_type),
+        this.clock.now(),
+        tx,
       );
       return row;
     });
+  }
+
+  /**
+   * Deletes every factor of a user (their challenges go with them), in `q`:
+   * for code that ends what others may hold on an account (auth/confirm.ts).
+   */
+  async deleteAllFactors(userId: string, q: Queryable = this.db): Promise<void> {
+    await this.#factors.deleteByUser(userId, q);
   }
 }

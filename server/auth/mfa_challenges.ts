@@ -22,7 +22,9 @@ import { hmacBase64url, hmacKey, timingSafeEqual } from "./crypto.ts";
 import type { ChallengeRow, FactorRow, FactorType } from "./mfa.ts";
 import type { AmrEntry, SessionRow } from "./sessions.ts";
 import { totpMatch } from "./totp.ts";
-import { lockUserProfile } from "./users.ts";
+import type { Users } from "./users.ts";
+import { ChallengeStore, FactorStore } from "../store/factors.ts";
+import { SessionStore } from "../store/sessions.ts";
 
 /** Unanswered challenges a factor may have within the challenge expiry (see assertCanChallenge). */
 export const OPEN_CHALLENGES_PER_FACTOR = 10;
@@ -42,15 +44,20 @@ export interface Verified {
 
 /** Challenges of one database. */
 export class MfaChallenges {
-  readonly table: string;
-  readonly factors: string;
-  readonly sessions: string;
   #codeKey: Promise<CryptoKey>;
+  readonly #challenges: ChallengeStore;
+  readonly #factors: FactorStore;
+  readonly #sessions: SessionStore;
 
-  constructor(readonly db: Db, readonly config: Config, readonly clock: Clock) {
-    this.table = db.t("mfa_challenges");
-    this.factors = db.t("mfa_factors");
-    this.sessions = db.t("sessions");
+  constructor(
+    readonly db: Db,
+    readonly config: Config,
+    readonly clock: Clock,
+    readonly users: Pick<Users, "lockProfile">,
+  ) {
+    this.#challenges = new ChallengeStore(db);
+    this.#factors = new FactorStore(db);
+    this.#sessions = new SessionStore(db);
     this.#codeKey = hmacKey(`mfa-phone-code:${config.jwt.secret}`);
   }
 
@@ -64,15 +71,8 @@ export class MfaChallenges {
   async assertCanChallenge(factor: FactorRow): Promise<void> {
     const now = this.clock.now().getTime();
     const window = this.config.mfa.challengeExpiry * 1000;
-    await this.db.query(`DELETE FROM ${this.table} WHERE factor_id = $1 AND created_at < $2`, [
-      factor.id,
-      new Date(now - 2 * window),
-    ]);
-    const [r] = await this.db.query<{ n: number; oldest: Date | null }>(
-      `SELECT count(*)::int AS n, min(created_at) AS oldest FROM ${this.table}
-       WHERE factor_id = $1 AND verified_at IS NULL AND created_at > $2`,
-      [factor.id, new Date(now - window)],
-    );
+    await this.#challenges.deleteOfFactorBefore(factor.id, new Date(now - 2 * window));
+    const r = await this.#challenges.countOpen(factor.id, new Date(now - window));
     if (r.n >= OPEN_CHALLENGES_PER_FACTOR) {
       const wait = Math.max(1, Math.ceil((new Date(r.oldest!).getTime() + window - now) / 1000));
       throw tooManyRequests(
@@ -91,22 +91,12 @@ export class MfaChallenges {
     const now = this.clock.now();
     return await this.db.transaction(async (tx) => {
       // The user row before the factor's (lock order, migrations/0009_profile_rev.sql).
-      await lockUserProfile(tx, this.db.t("users"), factor.user_id);
-      const [row] = await tx.query<ChallengeRow>(
-        `INSERT INTO ${this.table} (factor_id, ip_address, created_at)
-         VALUES ($1, $2, $3) RETURNING *`,
-        [factor.id, ip, now],
-      );
+      await this.users.lockProfile(factor.user_id, tx);
+      const row = await this.#challenges.insert(factor.id, ip, now, tx);
       if (code !== undefined) {
-        await tx.query(`UPDATE ${this.table} SET otp_code_hash = $2 WHERE id = $1`, [
-          row.id,
-          await this.#codeHash(row.id, code),
-        ]);
+        await this.#challenges.setCodeHash(row.id, await this.#codeHash(row.id, code), tx);
       }
-      await tx.query(
-        `UPDATE ${this.factors} SET last_challenged_at = $2, updated_at = $2 WHERE id = $1`,
-        [factor.id, now],
-      );
+      await this.#factors.markChallenged(factor.id, now, tx);
       return row;
     });
   }
@@ -130,10 +120,7 @@ export class MfaChallenges {
     ip: string,
   ): Promise<Verified> {
     const now = this.clock.now();
-    const [challenge] = await this.db.query<ChallengeRow>(
-      `SELECT * FROM ${this.table} WHERE id = $1 AND factor_id = $2`,
-      [challengeId, factor.id],
-    );
+    const challenge = await this.#challenges.findOfFactor(factor.id, challengeId);
     if (!challenge) {
       throw new ApiError(
         422,
@@ -152,7 +139,7 @@ export class MfaChallenges {
       );
     }
     if (now.getTime() / 1000 >= this.expiresAt(challenge)) {
-      await this.db.query(`DELETE FROM ${this.table} WHERE id = $1`, [challenge.id]);
+      await this.#challenges.deleteById(challenge.id);
       throw new ApiError(
         422,
         "mfa_challenge_expired",
@@ -160,16 +147,9 @@ export class MfaChallenges {
       );
     }
     // Count the attempt before looking at the code: concurrent guesses each take one.
-    const took = await this.db.query(
-      `UPDATE ${this.table} SET attempts = attempts + 1
-       WHERE id = $1 AND attempts < $2 AND verified_at IS NULL RETURNING id`,
-      [challenge.id, this.config.mfa.maxAttempts],
-    );
-    if (!took.length) {
-      const [current] = await this.db.query<ChallengeRow>(
-        `SELECT * FROM ${this.table} WHERE id = $1`,
-        [challenge.id],
-      );
+    const took = await this.#challenges.takeAttempt(challenge.id, this.config.mfa.maxAttempts);
+    if (!took) {
+      const current = await this.#challenges.findById(challenge.id);
       if (!current || current.verified_at) throw alreadyUsed(challenge.id);
       throw new ApiError(
         429,
@@ -191,21 +171,14 @@ export class MfaChallenges {
       }
     }
     return await this.db.transaction(async (tx) => {
-      await lockUserProfile(tx, this.db.t("users"), factor.user_id); // the user row first
-      const used = await tx.query(
-        `UPDATE ${this.table} SET verified_at = $2 WHERE id = $1 AND verified_at IS NULL RETURNING id`,
-        [challenge.id, now],
-      );
-      if (!used.length) {
+      await this.users.lockProfile(factor.user_id, tx); // the user row first
+      const used = await this.#challenges.markVerified(challenge.id, now, tx);
+      if (!used) {
         throw alreadyUsed(challenge.id);
       }
       if (step !== null) {
-        const fresh = await tx.query(
-          `UPDATE ${this.factors} SET last_totp_step = $2
-           WHERE id = $1 AND (last_totp_step IS NULL OR last_totp_step < $2) RETURNING id`,
-          [factor.id, step],
-        );
-        if (!fresh.length) {
+        const fresh = await this.#factors.useTotpStep(factor.id, step, tx);
+        if (!fresh) {
           throw new ApiError(
             422,
             "mfa_verification_failed",
@@ -213,37 +186,25 @@ export class MfaChallenges {
           );
         }
       }
-      const upgraded = await tx.query<FactorRow>(
-        `UPDATE ${this.factors} SET status = 'verified', updated_at = $2
-         WHERE id = $1 AND status = 'unverified' RETURNING *`,
-        [factor.id, now],
-      );
+      const upgraded = await this.#factors.markVerified(factor.id, now, tx);
       const session = await this.#stepUp(tx, factor, sessionId, now);
       // GoTrue: sessions that never passed MFA end once the user has a verified factor,
       // and other unfinished enrollments of the same type are dropped.
-      await tx.query(
-        `DELETE FROM ${this.sessions} WHERE user_id = $1 AND id <> $2 AND aal = 'aal1'`,
-        [factor.user_id, sessionId],
+      await this.#sessions.deleteOtherAal1OfUser(factor.user_id, sessionId, tx);
+      await this.#factors.deleteOtherUnverified(
+        factor.user_id,
+        factor.id,
+        factor.factor_type,
+        tx,
       );
-      await tx.query(
-        `DELETE FROM ${this.factors}
-         WHERE user_id = $1 AND id <> $2 AND factor_type = $3 AND status = 'unverified'`,
-        [factor.user_id, factor.id, factor.factor_type],
-      );
-      const [current] = await tx.query<FactorRow>(
-        `SELECT * FROM ${this.factors} WHERE id = $1`,
-        [factor.id],
-      );
-      return { factor: current, session, newlyVerified: upgraded.length > 0 };
+      const current = (await this.#factors.findById(factor.id, tx))!;
+      return { factor: current, session, newlyVerified: upgraded };
     });
   }
 
   /** Sets aal2, the factor, and the factor's amr entry (most recent first, one per method). */
   async #stepUp(tx: Queryable, factor: FactorRow, sessionId: string, now: Date) {
-    const [s] = await tx.query<SessionRow>(
-      `SELECT * FROM ${this.sessions} WHERE id = $1 FOR UPDATE`,
-      [sessionId],
-    );
+    const s = await this.#sessions.lockById(sessionId, tx);
     if (!s) {
       throw new ApiError(
         403,
@@ -256,12 +217,7 @@ export class MfaChallenges {
       { method, timestamp: Math.floor(now.getTime() / 1000) },
       ...(s.amr ?? []).filter((e) => e.method !== method),
     ];
-    const [updated] = await tx.query<SessionRow>(
-      `UPDATE ${this.sessions} SET aal = 'aal2', factor_id = $2, amr = $3, updated_at = $4
-       WHERE id = $1 RETURNING *`,
-      [sessionId, factor.id, JSON.stringify(amr), now],
-    );
-    return updated;
+    return (await this.#sessions.raiseToAal2(sessionId, factor.id, amr, now, tx))!;
   }
 
   async #codeHash(challengeId: string, code: string): Promise<string> {

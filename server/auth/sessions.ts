@@ -5,7 +5,9 @@
  * rotated token's child is derived from the parent token itself
  * (HMAC-SHA256 keyed by a server secret), so exchanging the immediately
  * previous token again within the reuse interval returns the very same child
- * without the server ever storing a token in the clear (spec 5.5).
+ * without the server ever storing a token in the clear. What an exchange
+ * does is decided by auth/refresh_policy.ts; the SQL is in store/sessions.ts
+ * and store/refresh_tokens.ts.
  *
  * Concurrency: an exchange runs in one transaction that locks the session row
  * (`SELECT ... FOR UPDATE`), so every exchange within one token family is
@@ -16,43 +18,15 @@
 import { ApiError } from "../api/errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
+import { RefreshTokenStore } from "../store/refresh_tokens.ts";
+import { type AmrEntry, type SessionRow, SessionStore } from "../store/sessions.ts";
 import type { Clock } from "./clock.ts";
 import { hmacBase64url, hmacKey, randomToken, sha256Hex } from "./crypto.ts";
 import type { JwtService } from "./jwt.ts";
+import { decideRefresh } from "./refresh_policy.ts";
 import { type UserRow, type Users, userToJson } from "./users.ts";
 
-/** One authentication method reference (the `amr` claim). */
-export interface AmrEntry {
-  method: string;
-  timestamp: number;
-  provider?: string;
-}
-
-/** A session row. */
-export interface SessionRow {
-  id: string;
-  user_id: string;
-  factor_id: string | null;
-  aal: string;
-  amr: AmrEntry[];
-  not_after: Date | null;
-  refreshed_at: Date | null;
-  user_agent: string | null;
-  ip: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-interface RefreshRow {
-  id: number;
-  token_hash: string;
-  user_id: string;
-  session_id: string;
-  parent_id: number | null;
-  revoked: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
+export type { AmrEntry, SessionRow } from "../store/sessions.ts";
 
 /** The answer of a sign-in or refresh. */
 export interface TokenSet {
@@ -96,11 +70,16 @@ export class RefreshTokenReusedError extends ApiError {
 
 /** Session and refresh-token service. */
 export class Sessions {
+  /**
+   * @deprecated The sessions table's name, for api/user_profile.ts until its
+   * query moves into server/store; nothing new may use it.
+   */
   readonly sessions: string;
-  readonly refreshTokens: string;
   /** Lists a user's MFA factors for the user in token sets (set by buildServices). */
   factorsOf?: (userId: string, q: Queryable) => Promise<Record<string, unknown>[] | undefined>;
   #childKey: Promise<CryptoKey>;
+  readonly #store: SessionStore;
+  readonly #tokens: RefreshTokenStore;
 
   constructor(
     readonly db: Db,
@@ -110,7 +89,8 @@ export class Sessions {
     readonly clock: Clock,
   ) {
     this.sessions = db.t("sessions");
-    this.refreshTokens = db.t("refresh_tokens");
+    this.#store = new SessionStore(db);
+    this.#tokens = new RefreshTokenStore(db);
     this.#childKey = hmacKey(`refresh-token-child:${config.jwt.secret}`);
   }
 
@@ -120,32 +100,16 @@ export class Sessions {
     const amr: AmrEntry[] = [{ method: opts.method, timestamp: Math.floor(now.getTime() / 1000) }];
     if (opts.provider) amr[0].provider = opts.provider;
     const token = randomToken(32);
-    // One statement: the session and its refresh token exist only for a user who is not
-    // banned (nor deleted) as the database has it now. The share lock on the user row
-    // orders this against a ban (admin.ts updates the row, then deletes the sessions, in
-    // one transaction): a sign-in that read the row first is ended by the ban, one that
-    // comes after sees it. Every path that issues tokens goes through here.
-    const [session] = await q.query<SessionRow>(
-      `WITH u AS (
-         SELECT id FROM ${this.users.table} WHERE id = $1 AND deleted_at IS NULL
-           AND (banned_until IS NULL OR banned_until <= $5) FOR SHARE
-       ), s AS (
-         INSERT INTO ${this.sessions} (user_id, aal, amr, user_agent, ip, created_at, updated_at)
-         SELECT u.id, 'aal1', $2, $3, $4, $5, $5 FROM u RETURNING *
-       ), r AS (
-         INSERT INTO ${this.refreshTokens} (token_hash, user_id, session_id, created_at, updated_at)
-         SELECT $6, s.user_id, s.id, $5, $5 FROM s
-       )
-       SELECT * FROM s`,
-      [
-        user.id,
-        JSON.stringify(amr),
-        opts.userAgent ?? null,
-        opts.ip ?? null,
-        now,
-        await sha256Hex(token),
-      ],
-    );
+    // Nothing for a banned (or deleted) user, decided in the statement that inserts: every
+    // path that issues tokens goes through here (SessionStore.createWithToken).
+    const session = await this.#store.createWithToken({
+      userId: user.id,
+      amr,
+      userAgent: opts.userAgent,
+      ip: opts.ip,
+      now,
+      refreshTokenHash: await sha256Hex(token),
+    }, q);
     if (!session) throw await this.#notIssued(user.id, q);
     const fresh = await this.users.update(user.id, { last_sign_in_at: now }, q) ?? user;
     return await this.tokenSet(fresh, session, token, q);
@@ -160,20 +124,12 @@ export class Sessions {
     const token = randomToken(32);
     // As in issue(): nothing for a banned user, in one statement (an MFA verification of a
     // user banned meanwhile gets no tokens); a session that ended meanwhile gets none either.
-    const [done] = await q.query<{ id: number }>(
-      `WITH u AS (
-         SELECT id FROM ${this.users.table} WHERE id = $1 AND deleted_at IS NULL
-           AND (banned_until IS NULL OR banned_until <= $3) FOR SHARE
-       ), s AS (
-         SELECT id FROM ${this.sessions} WHERE id = $2 AND user_id IN (SELECT id FROM u)
-         FOR UPDATE
-       ), old AS (
-         UPDATE ${this.refreshTokens} SET revoked = true, updated_at = $3
-         WHERE session_id IN (SELECT id FROM s) AND NOT revoked
-       )
-       INSERT INTO ${this.refreshTokens} (token_hash, user_id, session_id, created_at, updated_at)
-       SELECT $4, $1, s.id, $3, $3 FROM s RETURNING id`,
-      [user.id, session.id, now, await sha256Hex(token)],
+    const done = await this.#tokens.replaceInSession(
+      user.id,
+      session.id,
+      await sha256Hex(token),
+      now,
+      q,
     );
     if (!done) throw await this.#notIssued(user.id, q, session.id);
     return await this.tokenSet(user, session, token, q);
@@ -239,89 +195,60 @@ export class Sessions {
   }
 
   async findSession(id: string, q: Queryable = this.db): Promise<SessionRow | null> {
-    const rows = await q.query<SessionRow>(`SELECT * FROM ${this.sessions} WHERE id = $1`, [id]);
-    return rows[0] ?? null;
+    return await this.#store.findById(id, q);
   }
 
-  /** The refresh_token grant, with rotation and reuse detection (spec 5.5). */
+  /** The refresh_token grant, with rotation and reuse detection (auth/refresh_policy.ts). */
   async refresh(token: string): Promise<TokenSet> {
     if (typeof token !== "string" || token.length === 0 || token.length > 512) {
       throw new ApiError(400, "validation_failed", "refresh_token is required");
     }
     const hash = await sha256Hex(token);
+    const settings = {
+      rotationEnabled: this.config.security.refreshTokenRotationEnabled,
+      reuseIntervalSec: this.config.security.refreshTokenReuseInterval,
+    };
     const outcome = await this.db.transaction(async (tx) => {
-      const found = await tx.query<RefreshRow>(
-        `SELECT * FROM ${this.refreshTokens} WHERE token_hash = $1`,
-        [hash],
-      );
-      if (!found[0]) return { error: "not_found" as const };
-      // Lock the session: every exchange in this family is serialised here.
-      const sessions = await tx.query<SessionRow>(
-        `SELECT * FROM ${this.sessions} WHERE id = $1 FOR UPDATE`,
-        [
-          found[0].session_id,
-        ],
-      );
-      const session = sessions[0];
+      const found = await this.#tokens.findByHash(hash, tx);
+      if (!found) return { error: "not_found" as const };
+      // Lock the session: every exchange in this family is serialised here, and the token is
+      // read again under the lock (a concurrent exchange may have rotated it meanwhile).
+      const session = await this.#store.lockById(found.session_id, tx);
       if (!session) return { error: "not_found" as const };
-      const [rt] = await tx.query<RefreshRow>(`SELECT * FROM ${this.refreshTokens} WHERE id = $1`, [
-        found[0].id,
-      ]);
-      const user = await this.users.findById(rt.user_id, tx);
-      if (!user) return { error: "not_found" as const };
+      const rt = await this.#tokens.findById(found.id, tx);
+      const user = rt && await this.users.findById(rt.user_id, tx);
       const now = this.clock.now();
-      if (user.banned_until && new Date(user.banned_until) > now) {
-        return { error: "banned" as const };
-      }
-      if (session.not_after && new Date(session.not_after) <= now) {
-        return { error: "expired" as const };
-      }
-
-      const rotation = this.config.security.refreshTokenRotationEnabled;
-      let plain: string;
-      if (!rotation) {
-        if (rt.revoked) return { error: "reused" as const, session };
-        plain = token;
-      } else if (!rt.revoked) {
-        plain = await hmacBase64url(await this.#childKey, token);
-        await tx.query(
-          `UPDATE ${this.refreshTokens} SET revoked = true, updated_at = $2 WHERE id = $1`,
-          [rt.id, now],
-        );
-        await tx.query(
-          `INSERT INTO ${this.refreshTokens} (token_hash, user_id, session_id, parent_id, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $5)`,
-          [await sha256Hex(plain), rt.user_id, rt.session_id, rt.id, now],
-        );
-      } else {
-        const [child] = await tx.query<RefreshRow>(
-          `SELECT * FROM ${this.refreshTokens} WHERE parent_id = $1 ORDER BY id DESC LIMIT 1`,
-          [rt.id],
-        );
-        const ageSec = (now.getTime() - new Date(rt.updated_at).getTime()) / 1000;
-        plain = await hmacBase64url(await this.#childKey, token);
-        const sameChild = child && !child.revoked && child.token_hash === await sha256Hex(plain);
-        if (!sameChild || ageSec > this.config.security.refreshTokenReuseInterval) {
-          // Reuse outside the interval, or of an older token: revoke the whole family.
-          await tx.query(
-            `UPDATE ${this.refreshTokens} SET revoked = true, updated_at = $2 WHERE session_id = $1`,
-            [
-              session.id,
-              now,
-            ],
-          );
-          await tx.query(`DELETE FROM ${this.sessions} WHERE id = $1`, [session.id]);
-          return { error: "reused" as const, session, familyRevoked: true };
-        }
-      }
-      await tx.query(
-        `UPDATE ${this.sessions} SET refreshed_at = $2, updated_at = $2 WHERE id = $1`,
-        [
-          session.id,
-          now,
-        ],
+      // The child this token derives: what rotation hands out, and what a repeated exchange
+      // within the reuse interval must find as the token's current child.
+      const derives = rt !== null && settings.rotationEnabled;
+      const plain = derives ? await hmacBase64url(await this.#childKey, token) : token;
+      const childHash = derives ? await sha256Hex(plain) : null;
+      const child = rt?.revoked && settings.rotationEnabled
+        ? await this.#tokens.findLatestChild(rt.id, tx)
+        : null;
+      const decision = decideRefresh(
+        { token: rt, session, user, child, derivedChildHash: childHash, now },
+        settings,
       );
-      return { set: await this.tokenSet(user, session, plain, tx), session };
+      switch (decision) {
+        case "not_found":
+        case "banned":
+        case "expired":
+          return { error: decision };
+        case "reused":
+          return { error: "reused" as const, session };
+        case "revoke_family":
+          await this.#tokens.revokeFamily(session.id, now, tx);
+          return { error: "reused" as const, session, familyRevoked: true };
+        case "rotate":
+          await this.#tokens.rotate(rt!, childHash!, now, tx);
+          break;
+        case "keep":
+        case "return_child":
+          break;
+      }
+      await this.#store.markRefreshed(session.id, now, tx);
+      return { set: await this.tokenSet(user!, session, plain, tx), session };
     });
     if ("set" in outcome && outcome.set) return outcome.set;
     switch (outcome.error) {
@@ -348,7 +275,7 @@ export class Sessions {
    * a ban does it in the transaction that bans (api/admin.ts).
    */
   async endAll(userId: string, q: Queryable = this.db): Promise<void> {
-    await q.query(`DELETE FROM ${this.sessions} WHERE user_id = $1`, [userId]);
+    await this.#store.deleteByUser(userId, q);
   }
 
   /**
@@ -363,17 +290,11 @@ export class Sessions {
     scope: "global" | "local" | "others",
   ): Promise<void> {
     if (scope === "global" || !sessionId) {
-      await this.db.query(`DELETE FROM ${this.sessions} WHERE user_id = $1`, [userId]);
+      await this.#store.deleteByUser(userId);
     } else if (scope === "local") {
-      await this.db.query(`DELETE FROM ${this.sessions} WHERE id = $1 AND user_id = $2`, [
-        sessionId,
-        userId,
-      ]);
+      await this.#store.deleteOfUser(userId, sessionId);
     } else {
-      await this.db.query(`DELETE FROM ${this.sessions} WHERE user_id = $1 AND id <> $2`, [
-        userId,
-        sessionId,
-      ]);
+      await this.#store.deleteOthersOfUser(userId, sessionId);
     }
   }
 }

@@ -1,0 +1,184 @@
+/**
+ * The `sessions` table. A session's refresh tokens live in
+ * store/refresh_tokens.ts; deleting a session deletes them (foreign key
+ * `ON DELETE CASCADE`), so ending a session is one DELETE here.
+ */
+import type { Db, Queryable } from "../db/db.ts";
+
+/** One authentication method reference (the `amr` claim). */
+export interface AmrEntry {
+  method: string;
+  timestamp: number;
+  provider?: string;
+}
+
+/** A session row. */
+export interface SessionRow {
+  id: string;
+  user_id: string;
+  factor_id: string | null;
+  aal: string;
+  amr: AmrEntry[];
+  not_after: Date | null;
+  refreshed_at: Date | null;
+  user_agent: string | null;
+  ip: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** What a new session starts with. */
+export interface NewSession {
+  userId: string;
+  amr: AmrEntry[];
+  userAgent?: string;
+  ip?: string;
+  now: Date;
+  /** SHA-256 (hex) of the session's first refresh token. */
+  refreshTokenHash: string;
+}
+
+/** Sessions of one database. */
+export class SessionStore {
+  readonly #db: Db;
+  readonly #sessions: string;
+  readonly #refreshTokens: string;
+  readonly #users: string;
+
+  constructor(db: Db) {
+    this.#db = db;
+    this.#sessions = db.t("sessions");
+    this.#refreshTokens = db.t("refresh_tokens");
+    this.#users = db.t("users");
+  }
+
+  /**
+   * Starts a session and its first refresh token, or returns null when the
+   * user is deleted or banned at `s.now` as the database has it now.
+   *
+   * One statement: the share lock on the user row orders this against a ban
+   * (api/admin.ts updates the row, then deletes the sessions, in one
+   * transaction): a sign-in that read the row first is ended by the ban, one
+   * that comes after sees it.
+   */
+  async createWithToken(s: NewSession, q: Queryable = this.#db): Promise<SessionRow | null> {
+    const [session] = await q.query<SessionRow>(
+      `WITH u AS (
+         SELECT id FROM ${this.#users} WHERE id = $1 AND deleted_at IS NULL
+           AND (banned_until IS NULL OR banned_until <= $5) FOR SHARE
+       ), s AS (
+         INSERT INTO ${this.#sessions} (user_id, aal, amr, user_agent, ip, created_at, updated_at)
+         SELECT u.id, 'aal1', $2, $3, $4, $5, $5 FROM u RETURNING *
+       ), r AS (
+         INSERT INTO ${this.#refreshTokens} (token_hash, user_id, session_id, created_at, updated_at)
+         SELECT $6, s.user_id, s.id, $5, $5 FROM s
+       )
+       SELECT * FROM s`,
+      [
+        s.userId,
+        JSON.stringify(s.amr),
+        s.userAgent ?? null,
+        s.ip ?? null,
+        s.now,
+        s.refreshTokenHash,
+      ],
+    );
+    return session ?? null;
+  }
+
+  async findById(id: string, q: Queryable = this.#db): Promise<SessionRow | null> {
+    const rows = await q.query<SessionRow>(`SELECT * FROM ${this.#sessions} WHERE id = $1`, [id]);
+    return rows[0] ?? null;
+  }
+
+  /** The session, locked (`FOR UPDATE`) until `tx` ends; null when it does not exist. */
+  async lockById(id: string, tx: Queryable): Promise<SessionRow | null> {
+    const rows = await tx.query<SessionRow>(
+      `SELECT * FROM ${this.#sessions} WHERE id = $1 FOR UPDATE`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Notes a refresh of the session at `now`. */
+  async markRefreshed(id: string, now: Date, q: Queryable = this.#db): Promise<void> {
+    await q.query(
+      `UPDATE ${this.#sessions} SET refreshed_at = $2, updated_at = $2 WHERE id = $1`,
+      [id, now],
+    );
+  }
+
+  /**
+   * Raises a session to aal2 with `factorId` and the given amr; the updated
+   * row, or null when the session does not exist.
+   */
+  async raiseToAal2(
+    id: string,
+    factorId: string,
+    amr: AmrEntry[],
+    now: Date,
+    q: Queryable = this.#db,
+  ): Promise<SessionRow | null> {
+    const [updated] = await q.query<SessionRow>(
+      `UPDATE ${this.#sessions} SET aal = 'aal2', factor_id = $2, amr = $3, updated_at = $4
+       WHERE id = $1 RETURNING *`,
+      [id, factorId, JSON.stringify(amr), now],
+    );
+    return updated ?? null;
+  }
+
+  /**
+   * Sessions of `userId` raised with `factorId` fall back to aal1 and lose
+   * the amr entries of `amrMethod` (the factor is gone).
+   */
+  async lowerFromFactor(
+    userId: string,
+    factorId: string,
+    amrMethod: string,
+    now: Date,
+    q: Queryable = this.#db,
+  ): Promise<void> {
+    await q.query(
+      `UPDATE ${this.#sessions} SET aal = 'aal1', factor_id = NULL, updated_at = $4,
+         amr = (SELECT COALESCE(jsonb_agg(e), '[]'::jsonb) FROM jsonb_array_elements(amr) AS e
+                WHERE e->>'method' <> $3)
+       WHERE user_id = $1 AND factor_id = $2`,
+      [userId, factorId, amrMethod, now],
+    );
+  }
+
+  /** Ends one session (its refresh tokens go with it). */
+  async deleteById(id: string, q: Queryable = this.#db): Promise<void> {
+    await q.query(`DELETE FROM ${this.#sessions} WHERE id = $1`, [id]);
+  }
+
+  /** Ends every session of a user. */
+  async deleteByUser(userId: string, q: Queryable = this.#db): Promise<void> {
+    await q.query(`DELETE FROM ${this.#sessions} WHERE user_id = $1`, [userId]);
+  }
+
+  /** Ends session `id` when it belongs to `userId`. */
+  async deleteOfUser(userId: string, id: string, q: Queryable = this.#db): Promise<void> {
+    await q.query(`DELETE FROM ${this.#sessions} WHERE id = $1 AND user_id = $2`, [id, userId]);
+  }
+
+  /** Ends every session of a user but `keepId`. */
+  async deleteOthersOfUser(userId: string, keepId: string, q: Queryable = this.#db): Promise<void> {
+    await q.query(`DELETE FROM ${this.#sessions} WHERE user_id = $1 AND id <> $2`, [
+      userId,
+      keepId,
+    ]);
+  }
+
+  /** Ends every aal1 session of a user but `keepId` (sessions that never passed MFA). */
+  async deleteOtherAal1OfUser(
+    userId: string,
+    keepId: string,
+    q: Queryable = this.#db,
+  ): Promise<void> {
+    await q.query(
+      `DELETE FROM ${this.#sessions} WHERE user_id = $1 AND id <> $2 AND aal = 'aal1'`,
+      [userId, keepId],
+    );
+  }
+}
