@@ -4,7 +4,10 @@
  * Never put secrets in `traits`.
  */
 import type { Db, Queryable } from "../db/db.ts";
+import { type AuditPayloadField, type AuditRow, AuditStore } from "../store/audit.ts";
 import type { Events } from "./events.ts";
+
+export type { AuditRow } from "../store/audit.ts";
 
 /** GoTrue's audit actions. */
 export type AuditAction =
@@ -45,12 +48,37 @@ export interface AuditEntry {
   ip?: string;
 }
 
-/** Writes audit entries. */
+/**
+ * The scopes of an audit search (`GET /admin/audit?query=<scope>:<text>`)
+ * and the payload members each looks in, as GoTrue's `internal/api/audit.go`.
+ */
+const SEARCH_SCOPES: Record<string, readonly AuditPayloadField[]> = {
+  author: ["actor_username", "actor_name"],
+  action: ["action"],
+  type: ["log_type"],
+};
+
+/** True when `scope` is one an audit search knows (author, action, type). */
+export function isAuditScope(scope: string): boolean {
+  // An own member only: `__proto__` or `constructor` must not reach Object.prototype.
+  return Object.hasOwn(SEARCH_SCOPES, scope);
+}
+
+/** Which page of the audit log to list. */
+export interface AuditListing {
+  /** Entries whose `scope` members contain `text` (case-insensitive). */
+  search?: { scope: string; text: string };
+  /** 1-based. */
+  page: number;
+  perPage: number;
+}
+
+/** Writes and lists audit entries. */
 export class AuditLog {
-  readonly table: string;
+  readonly #store: AuditStore;
 
   constructor(readonly db: Db, readonly events: Events) {
-    this.table = db.t("audit_log_entries");
+    this.#store = new AuditStore(db);
   }
 
   /** Records one entry (in `q`'s transaction when given) and emits an `audit` event. */
@@ -63,10 +91,27 @@ export class AuditLog {
       log_type: e.logType ?? "account",
       traits: e.traits ?? {},
     };
-    await q.query(`INSERT INTO ${this.table} (payload, ip_address) VALUES ($1, $2)`, [
-      JSON.stringify(payload),
-      e.ip ?? "",
-    ]);
+    await this.#store.insert(payload, e.ip ?? "", q);
     this.events.emit("audit", payload);
+  }
+
+  /**
+   * A page of the log, newest first, and the number of entries in all.
+   *
+   * @throws {TypeError} when the search's scope is not one of {@link isAuditScope}'s
+   */
+  async list(o: AuditListing): Promise<{ total: number; rows: AuditRow[] }> {
+    let match;
+    if (o.search) {
+      if (!isAuditScope(o.search.scope)) {
+        throw new TypeError(`unknown audit search scope "${o.search.scope.slice(0, 40)}"`);
+      }
+      match = { fields: SEARCH_SCOPES[o.search.scope], text: o.search.text };
+    }
+    return await this.#store.list({
+      match,
+      limit: o.perPage,
+      offset: (o.page - 1) * o.perPage,
+    });
   }
 }

@@ -15,6 +15,7 @@
 import { jose } from "../../deps.ts";
 import type { Db } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
+import { OAuthStateUseStore } from "../store/flow_states.ts";
 
 /** Seconds a state is valid: the time a person may spend at the provider. */
 export const STATE_TTL = 600;
@@ -110,11 +111,11 @@ function dataOf(p: Record<string, unknown>): OAuthStateData | undefined {
 /** Seals, opens and consumes states. */
 export class OAuthStates {
   readonly #key: Promise<Uint8Array>;
-  readonly #table: string;
+  readonly #uses: OAuthStateUseStore;
 
   constructor(readonly db: Db, jwtSecret: string, readonly clock: Clock) {
     this.#key = deriveKey(jwtSecret);
-    this.#table = db.t("oauth_state_uses");
+    this.#uses = new OAuthStateUseStore(db);
   }
 
   /** A state value for `data`, valid for STATE_TTL seconds from now. */
@@ -215,12 +216,9 @@ export class OAuthStates {
 
   async #use(jti: string, exp: number, state?: OpenedState): Promise<void> {
     const now = this.clock.now();
-    await this.db.query(`DELETE FROM ${this.#table} WHERE expires_at < $1`, [now]);
-    const rows = await this.db.query(
-      `INSERT INTO ${this.#table} (jti, expires_at) VALUES ($1, $2)
-       ON CONFLICT (jti) DO NOTHING RETURNING jti`,
-      [jti, new Date(exp * 1000)],
-    );
-    if (rows.length === 0) throw new StateError("replayed", state);
+    await this.#uses.deleteExpired(now);
+    if (!await this.#uses.record(jti, new Date(exp * 1000))) {
+      throw new StateError("replayed", state);
+    }
   }
 }

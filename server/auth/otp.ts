@@ -47,6 +47,9 @@ import {
   sha256Hex,
   timingSafeEqual,
 } from "./crypto.ts";
+import { type OneTimeTokenRow, OneTimeTokenStore } from "../store/one_time_tokens.ts";
+
+export type { OneTimeTokenRow } from "../store/one_time_tokens.ts";
 
 /** Token types; the e-mail ones, then the phone ones. Any string is accepted. */
 export type TokenType =
@@ -60,20 +63,6 @@ export type TokenType =
   | "sms"
   | "phone_change"
   | (string & Record<never, never>);
-
-/** A one_time_tokens row. */
-export interface OneTimeTokenRow {
-  id: string;
-  user_id: string;
-  token_type: string;
-  token_hash: string;
-  code_hash: string | null;
-  relates_to: string;
-  attempts: number;
-  data: Record<string, unknown>;
-  created_at: Date;
-  expires_at: Date;
-}
 
 /** What `issue` needs. */
 export interface IssueTokenOptions {
@@ -115,11 +104,17 @@ export function otpInvalid(): ApiError {
 
 /** Issues, verifies and consumes one-time tokens. */
 export class OneTimeTokens {
+  /**
+   * @deprecated The table's name, for mail/verify_email.ts until it calls
+   * {@link OneTimeTokens.userIdForRecipient}; nothing new may use it.
+   */
   readonly table: string;
   #key: Promise<CryptoKey>;
+  readonly #store: OneTimeTokenStore;
 
   constructor(readonly db: Db, secret: string, readonly clock: Clock) {
     this.table = db.t("one_time_tokens");
+    this.#store = new OneTimeTokenStore(db);
     this.#key = hmacKey(`one-time-code:${secret}`);
   }
 
@@ -138,27 +133,18 @@ export class OneTimeTokens {
     const expiresAt = new Date(now.getTime() + o.ttlSec * 1000);
     // The user's previous token of this type goes (unless issued alongside), and so do
     // their expired ones.
-    await q.query(
-      `DELETE FROM ${this.table} WHERE user_id = $1 AND ((token_type = $2 AND $4::boolean
-         AND (data->>'alongside') IS DISTINCT FROM 'true') OR expires_at <= $3)`,
-      [o.userId, o.type, now, !o.alongside],
-    );
-    const [row] = await q.query<{ id: string }>(
-      `INSERT INTO ${this.table}
-         (user_id, token_type, token_hash, code_hash, relates_to, data, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-      [
-        o.userId,
-        o.type,
-        linkHash,
-        await this.#codeHash(o.type, o.recipient, code),
-        o.recipient,
-        JSON.stringify(o.alongside ? { ...o.data, alongside: true } : (o.data ?? {})),
-        now,
-        expiresAt,
-      ],
-    );
-    return { id: row.id, link: o.link === false ? undefined : link, linkHash, code, expiresAt };
+    await this.#store.deleteReplacedAndExpired(o.userId, o.type, !o.alongside, now, q);
+    const id = await this.#store.insert({
+      userId: o.userId,
+      type: o.type,
+      tokenHash: linkHash,
+      codeHash: await this.#codeHash(o.type, o.recipient, code),
+      recipient: o.recipient,
+      data: o.alongside ? { ...o.data, alongside: true } : (o.data ?? {}),
+      now,
+      expiresAt,
+    }, q);
+    return { id, link: o.link === false ? undefined : link, linkHash, code, expiresAt };
   }
 
   /**
@@ -172,13 +158,7 @@ export class OneTimeTokens {
   ): Promise<OneTimeTokenRow> {
     if (!token || token.length > 200 || types.length === 0) throw otpInvalid();
     const hash = await sha256Hex(token);
-    const rows = await q.query<OneTimeTokenRow>(
-      `DELETE FROM ${this.table} WHERE token_hash = $1 AND token_type IN (${
-        types.map((_, i) => `$${i + 2}`).join(", ")
-      }) RETURNING *`,
-      [hash, ...types],
-    );
-    const row = rows[0];
+    const row = await this.#store.consumeByHash(hash, types, q);
     if (!row || new Date(row.expires_at) <= this.clock.now()) throw otpInvalid();
     return row;
   }
@@ -186,13 +166,7 @@ export class OneTimeTokens {
   /** Looks a link token up without consuming it (null when unusable). */
   async peekLink(types: readonly string[], token: string): Promise<OneTimeTokenRow | null> {
     if (!token || token.length > 200 || types.length === 0) return null;
-    const rows = await this.db.query<OneTimeTokenRow>(
-      `SELECT * FROM ${this.table} WHERE token_hash = $1 AND token_type IN (${
-        types.map((_, i) => `$${i + 2}`).join(", ")
-      })`,
-      [await sha256Hex(token), ...types],
-    );
-    const row = rows[0];
+    const row = await this.#store.findByHash(await sha256Hex(token), types);
     return row && new Date(row.expires_at) > this.clock.now() ? row : null;
   }
 
@@ -212,71 +186,47 @@ export class OneTimeTokens {
     const maxAttempts = opts.maxAttempts ?? 5;
     if (!code || code.length > 64 || types.length === 0) throw otpInvalid();
     const now = this.clock.now();
-    const rows = await q.query<OneTimeTokenRow>(
-      `SELECT * FROM ${this.table} WHERE relates_to = $1 AND code_hash IS NOT NULL
-         AND expires_at > $2 AND token_type IN (${types.map((_, i) => `$${i + 3}`).join(", ")})`,
-      [recipient, now, ...types],
-    );
+    const rows = await this.#store.listCodesFor(recipient, types, now, q);
     // Each guess first takes one attempt of a row (atomically, in the database)
     // and only then compares: however many guesses run at once, in however
     // many processes, at most maxAttempts of them are ever compared with a code.
     let match: OneTimeTokenRow | undefined;
     for (const r of rows) {
       if (match) break;
-      const [taken] = await q.query<{ attempts: number }>(
-        `UPDATE ${this.table} SET attempts = attempts + 1 WHERE id = $1 AND attempts < $2
-         RETURNING attempts`,
-        [r.id, maxAttempts],
-      );
-      if (!taken) continue;
+      if (!await this.#store.takeAttempt(r.id, maxAttempts, q)) continue;
       const h = await this.#codeHash(r.token_type, recipient, code.trim());
       if (timingSafeEqual(h, r.code_hash ?? "")) match = r;
     }
     if (match) {
-      const consumed = await q.query<OneTimeTokenRow>(
-        `DELETE FROM ${this.table} WHERE id = $1 RETURNING *`,
-        [match.id],
-      );
-      if (consumed[0]) return consumed[0];
+      const consumed = await this.#store.consumeById(match.id, q);
+      if (consumed) return consumed;
       throw otpInvalid();
     }
-    const dead = rows.map((r) => r.id);
-    if (dead.length) {
-      const list = dead.map((_, i) => `$${i + 1}`).join(", ");
-      await q.query(
-        `DELETE FROM ${this.table} WHERE id IN (${list}) AND attempts >= $${dead.length + 1}`,
-        [...dead, maxAttempts],
-      );
-    }
+    await this.#store.deleteSpent(rows.map((r) => r.id), maxAttempts, q);
     throw otpInvalid();
   }
 
   /** Drops one token by its id. */
   async revokeId(id: string, q: Queryable = this.db): Promise<void> {
-    await q.query(`DELETE FROM ${this.table} WHERE id = $1`, [id]);
+    await this.#store.deleteById(id, q);
   }
 
   /** Drops a user's pending tokens of the given types (all types when none given). */
   async revoke(userId: string, types: readonly string[] = [], q: Queryable = this.db) {
-    if (types.length === 0) {
-      await q.query(`DELETE FROM ${this.table} WHERE user_id = $1`, [userId]);
-      return;
-    }
-    await q.query(
-      `DELETE FROM ${this.table} WHERE user_id = $1 AND token_type IN (${
-        types.map((_, i) => `$${i + 2}`).join(", ")
-      })`,
-      [userId, ...types],
-    );
+    await this.#store.deleteByUser(userId, types, q);
   }
 
   /** The pending token of a user and type (not consumed), or null. */
   async pending(userId: string, type: string): Promise<OneTimeTokenRow | null> {
-    const rows = await this.db.query<OneTimeTokenRow>(
-      `SELECT * FROM ${this.table} WHERE user_id = $1 AND token_type = $2 AND expires_at > $3
-       ORDER BY created_at DESC LIMIT 1`,
-      [userId, type, this.clock.now()],
-    );
-    return rows[0] ?? null;
+    return await this.#store.findPending(userId, type, this.clock.now());
+  }
+
+  /**
+   * The user a token of `types` was sent to `recipient` for (expired tokens
+   * count too), or null: who asked for a code, before it is checked.
+   */
+  async userIdForRecipient(recipient: string, types: readonly string[]): Promise<string | null> {
+    if (types.length === 0) return null;
+    return await this.#store.findUserIdByRecipient(recipient, types);
   }
 }

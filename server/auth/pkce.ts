@@ -27,25 +27,21 @@ import type { Clock } from "./clock.ts";
 import { sha256Base64url, sha256Hex, timingSafeEqual } from "./crypto.ts";
 import type { TokenSet } from "./sessions.ts";
 import type { Services } from "../services.ts";
+import { type FlowStateRow, FlowStateStore } from "../store/flow_states.ts";
+
+export type { FlowStateRow } from "../store/flow_states.ts";
 
 /** Seconds an issued auth code stays exchangeable. */
 export const FLOW_STATE_TTL_SEC = 300;
 const UNUSED_FLOW_TTL_SEC = 86_400;
 
-/** A flow_state row. */
-export interface FlowStateRow {
-  id: string;
-  user_id: string | null;
-  auth_code_hash: string | null;
-  code_challenge: string;
-  code_challenge_method: "s256" | "plain";
-  authentication_method: string;
-  provider_type: string;
-  provider_access_token: string | null;
-  provider_refresh_token: string | null;
-  auth_code_issued_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
+const stores = new WeakMap<Db, FlowStateStore>();
+
+/** The flow_state store of `db`. */
+function flows(db: Db): FlowStateStore {
+  let store = stores.get(db);
+  if (!store) stores.set(db, store = new FlowStateStore(db));
+  return store;
 }
 
 /** Validated PKCE parameters of a request. */
@@ -94,21 +90,15 @@ export async function createFlowState(
   },
   q: Queryable = db,
 ): Promise<FlowStateRow> {
-  const [row] = await q.query<FlowStateRow>(
-    `INSERT INTO ${db.t("flow_state")} (user_id, code_challenge, code_challenge_method,
-       authentication_method, provider_type, provider_access_token, provider_refresh_token)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-    [
-      o.userId ?? null,
-      o.codeChallenge,
-      o.codeChallengeMethod,
-      o.authenticationMethod,
-      o.providerType ?? "",
-      o.providerAccessToken ?? null,
-      o.providerRefreshToken ?? null,
-    ],
-  );
-  return row;
+  return await flows(db).insert({
+    userId: o.userId ?? null,
+    codeChallenge: o.codeChallenge,
+    codeChallengeMethod: o.codeChallengeMethod,
+    authenticationMethod: o.authenticationMethod,
+    providerType: o.providerType ?? "",
+    providerAccessToken: o.providerAccessToken ?? null,
+    providerRefreshToken: o.providerRefreshToken ?? null,
+  }, q);
 }
 
 /**
@@ -127,7 +117,7 @@ export async function withFlowState<T>(
   try {
     return await send(flow.id);
   } catch (e) {
-    await db.query(`DELETE FROM ${db.t("flow_state")} WHERE id = $1`, [flow.id]);
+    await flows(db).deleteById(flow.id);
     throw e;
   }
 }
@@ -138,10 +128,10 @@ export async function setFlowProviderTokens(
   flowId: string,
   tokens: { accessToken?: string; refreshToken?: string },
 ): Promise<void> {
-  await db.query(
-    `UPDATE ${db.t("flow_state")} SET provider_access_token = $2, provider_refresh_token = $3,
-       updated_at = now() WHERE id = $1`,
-    [flowId, tokens.accessToken ?? null, tokens.refreshToken ?? null],
+  await flows(db).setProviderTokens(
+    flowId,
+    tokens.accessToken ?? null,
+    tokens.refreshToken ?? null,
   );
 }
 
@@ -153,12 +143,8 @@ export async function issueAuthCode(
   userId: string,
 ): Promise<string> {
   const code = crypto.randomUUID();
-  const rows = await db.query(
-    `UPDATE ${db.t("flow_state")} SET auth_code_hash = $2, auth_code_issued_at = $3, user_id = $4,
-       updated_at = $3 WHERE id = $1 RETURNING id`,
-    [flowId, await sha256Hex(code), clock.now(), userId],
-  );
-  if (!rows.length) {
+  const found = await flows(db).setAuthCode(flowId, await sha256Hex(code), userId, clock.now());
+  if (!found) {
     throw new ApiError(
       404,
       "flow_state_not_found",
@@ -188,10 +174,7 @@ export async function exchangeAuthCode(
   }
   const db = s.db;
   await pruneOccasionally(s);
-  const [flow] = await db.query<FlowStateRow>(
-    `DELETE FROM ${db.t("flow_state")} WHERE auth_code_hash = $1 RETURNING *`,
-    [await sha256Hex(authCode)],
-  );
+  const flow = await flows(db).consumeByCodeHash(await sha256Hex(authCode));
   if (!flow || !flow.user_id || !flow.auth_code_issued_at) {
     throw new ApiError(
       404,
@@ -248,11 +231,8 @@ export async function pruneFlowStates(
   unusedTtlSec = UNUSED_FLOW_TTL_SEC,
 ): Promise<void> {
   const now = clock.now().getTime();
-  await db.query(
-    `DELETE FROM ${
-      db.t("flow_state")
-    } WHERE (auth_code_issued_at IS NOT NULL AND auth_code_issued_at < $1)
-       OR created_at < $2`,
-    [new Date(now - FLOW_STATE_TTL_SEC * 1000), new Date(now - unusedTtlSec * 1000)],
+  await flows(db).deleteStale(
+    new Date(now - FLOW_STATE_TTL_SEC * 1000),
+    new Date(now - unusedTtlSec * 1000),
   );
 }

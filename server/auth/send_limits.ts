@@ -31,9 +31,10 @@
  */
 import { ApiError, type ErrorCode } from "../api/errors.ts";
 import type { Config } from "../config.ts";
-import type { Db } from "../db/db.ts";
+import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
 import { sha256Hex } from "./crypto.ts";
+import { SendLogStore } from "../store/send_log.ts";
 
 /** The two channels. */
 export type SendChannel = "email" | "sms";
@@ -54,12 +55,12 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 
 /** Database-backed send limits. */
 export class SendLimits {
-  readonly table: string;
   #lastPrune = 0;
   #horizonSec = 0;
+  readonly #log: SendLogStore;
 
   constructor(readonly db: Db, readonly config: Config, readonly clock: Clock) {
-    this.table = db.t("send_log");
+    this.#log = new SendLogStore(db);
   }
 
   #code(channel: SendChannel): ErrorCode {
@@ -76,19 +77,15 @@ export class SendLimits {
 
   /** 429 when `r.recipient` got a message of `r.kind` on `logChannel` within `r.intervalSec`. */
   async #intervalViolation(
-    q: Pick<Db, "query">,
+    q: Queryable,
     logChannel: string,
     r: SendRequest,
     now: Date,
   ): Promise<ApiError | null> {
     if (r.intervalSec <= 0) return null;
-    const [last] = await q.query<{ sent_at: Date }>(
-      `SELECT sent_at FROM ${this.table} WHERE channel = $1 AND recipient = $2 AND kind = $3
-       ORDER BY sent_at DESC LIMIT 1`,
-      [logChannel, r.recipient, r.kind],
-    );
+    const last = await this.#log.lastSentAt(logChannel, r.recipient, r.kind, q);
     if (!last) return null;
-    const wait = r.intervalSec - (now.getTime() - new Date(last.sent_at).getTime()) / 1000;
+    const wait = r.intervalSec - (now.getTime() - new Date(last).getTime()) / 1000;
     if (wait <= 0) return null;
     const secs = Math.max(1, Math.ceil(wait));
     return new ApiError(
@@ -102,7 +99,7 @@ export class SendLimits {
 
   /** 429 when the channel's hourly cap (RATE_LIMIT_EMAIL_SENT / _SMS_SENT) is reached. */
   async #capViolation(
-    q: Pick<Db, "query">,
+    q: Queryable,
     channel: SendChannel,
     now: Date,
   ): Promise<ApiError | null> {
@@ -110,11 +107,7 @@ export class SendLimits {
       ? this.config.rateLimit.emailSent
       : this.config.rateLimit.smsSent;
     const since = new Date(now.getTime() - rate.windowSec * 1000);
-    const [row] = await q.query<{ n: number; oldest: Date | null }>(
-      `SELECT count(*)::int AS n, min(sent_at) AS oldest FROM ${this.table}
-       WHERE channel = $1 AND sent_at > $2`,
-      [channel, since],
-    );
+    const row = await this.#log.countSince(channel, since, q);
     if (row.n < rate.count) return null;
     const oldest = row.oldest ? new Date(row.oldest).getTime() : now.getTime();
     const secs = Math.max(1, Math.ceil((oldest + rate.windowSec * 1000 - now.getTime()) / 1000));
@@ -144,27 +137,19 @@ export class SendLimits {
     );
     if (now.getTime() - this.#lastPrune < PRUNE_EVERY_MS) return;
     this.#lastPrune = now.getTime();
-    await this.db.query(`DELETE FROM ${this.table} WHERE sent_at < $1`, [
-      new Date(now.getTime() - this.#horizonSec * 1000),
-    ]).catch(() => {});
+    await this.#log.deleteBefore(new Date(now.getTime() - this.#horizonSec * 1000))
+      .catch(() => {});
   }
 
   async #reserve(logChannel: string, r: SendRequest, recipient: string): Promise<number> {
     const now = this.clock.now();
     await this.#prune(now, r.intervalSec);
     return await this.db.transaction(async (tx) => {
-      await tx.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
-        `send_log:${this.table}:${r.channel}`,
-      ]);
+      await this.#log.lockChannel(r.channel, tx);
       const err = await this.#intervalViolation(tx, logChannel, { ...r, recipient }, now) ??
         await this.#capViolation(tx, r.channel, now);
       if (err) throw err;
-      const [row] = await tx.query<{ id: number }>(
-        `INSERT INTO ${this.table} (channel, recipient, kind, sent_at) VALUES ($1, $2, $3, $4)
-         RETURNING id::int AS id`,
-        [logChannel, recipient, r.kind, now],
-      );
-      return row.id;
+      return await this.#log.insert(logChannel, recipient, r.kind, now, tx);
     });
   }
 
@@ -193,7 +178,7 @@ export class SendLimits {
     try {
       return await deliver();
     } catch (e) {
-      await this.db.query(`DELETE FROM ${this.table} WHERE id = $1`, [id]).catch(() => {});
+      await this.#log.deleteById(id).catch(() => {});
       throw e;
     }
   }
