@@ -138,7 +138,7 @@ Deno.test("send limits: per recipient interval and hourly cap, failed sends do n
 Deno.test("send limits: rows older than every limit's look-back are pruned, newer ones kept", async () => {
   await withUser({}, async ({ srv, clock }) => {
     const sl = srv.services.sendLimits;
-    const t = sl.table;
+    const t = srv.db.t("send_log");
     const ago = (sec: number) => new Date(clock.t - sec * 1000);
     await srv.db.query(
       `INSERT INTO ${t} (channel, recipient, kind, sent_at) VALUES
