@@ -229,4 +229,22 @@ export class OneTimeTokens {
     if (types.length === 0) return null;
     return await this.#store.findUserIdByRecipient(recipient, types);
   }
+
+  /**
+   * The user's tokens of `type` as they are now, for {@link OneTimeTokens.restore}
+   * should a token issued next turn out undeliverable.
+   */
+  async snapshot(userId: string, type: string): Promise<OneTimeTokenRow[]> {
+    return await this.#store.listOfUser(userId, type);
+  }
+
+  /**
+   * Undoes an `issue`: drops token `issuedId` and puts back the tokens a
+   * {@link OneTimeTokens.snapshot} taken before it saw (the user's previous
+   * code keeps working when the new one could not be sent).
+   */
+  async restore(issuedId: string, before: readonly OneTimeTokenRow[]): Promise<void> {
+    await this.#store.deleteById(issuedId);
+    await this.#store.reinsert(before);
+  }
 }

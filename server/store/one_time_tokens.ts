@@ -216,4 +216,39 @@ export class OneTimeTokenStore {
     );
     return rows[0] ?? null;
   }
+
+  /** A user's tokens of `type`, expired ones too. */
+  async listOfUser(
+    userId: string,
+    type: string,
+    q: Queryable = this.#db,
+  ): Promise<OneTimeTokenRow[]> {
+    return await q.query<OneTimeTokenRow>(
+      `SELECT * FROM ${this.#tokens} WHERE user_id = $1 AND token_type = $2`,
+      [userId, type],
+    );
+  }
+
+  /** Puts rows read before back as they were; rows whose id exists again are left alone. */
+  async reinsert(rows: readonly OneTimeTokenRow[], q: Queryable = this.#db): Promise<void> {
+    for (const r of rows) {
+      await q.query(
+        `INSERT INTO ${this.#tokens} (id, user_id, token_type, token_hash, code_hash, relates_to,
+           attempts, data, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
+        [
+          r.id,
+          r.user_id,
+          r.token_type,
+          r.token_hash,
+          r.code_hash,
+          r.relates_to,
+          r.attempts,
+          JSON.stringify(r.data ?? {}),
+          r.created_at,
+          r.expires_at,
+        ],
+      );
+    }
+  }
 }

@@ -155,3 +155,18 @@ Deno.test("send limits: rows older than every limit's look-back are pruned, newe
     assert.deepEqual(rows.map((r) => r.recipient), ["new@x.io", "recent@x.io"]);
   });
 });
+
+Deno.test("one-time tokens: an issue undone with restore leaves the previous code working", async () => {
+  await withUser({}, async ({ srv, userId }) => {
+    const otp = srv.services.otp;
+    const first = await otp.issue({ userId, type: "sms", recipient: "15550002", ttlSec: 60 });
+    const before = await otp.snapshot(userId, "sms");
+    const second = await otp.issue({ userId, type: "sms", recipient: "15550002", ttlSec: 60 });
+    assert.equal(await otp.userIdForRecipient("15550002", ["sms"]), userId);
+    await otp.restore(second.id, before);
+    await assert.rejects(otp.verifyCode(["sms"], "15550002", second.code), /expired or is invalid/);
+    const row = await otp.verifyCode(["sms"], "15550002", first.code);
+    assert.equal(row.id, first.id);
+    assert.equal(await otp.userIdForRecipient("15550002", ["sms"]), null);
+  });
+});
