@@ -50,6 +50,8 @@ async function main(): Promise<number> {
     "migrations",
     "--include",
     "server/auth/bcrypt_worker.ts",
+    "--include",
+    "server/console/assets",
     "--output",
     output,
     ...(target ? ["--target", target] : []),

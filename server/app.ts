@@ -19,6 +19,8 @@ import { ROUTE_GROUPS } from "./api/routes.ts";
 import { Observability } from "./observe/observability.ts";
 import { requestObserver } from "./observe/request.ts";
 import { abuseProtection } from "./security/middleware.ts";
+import { ConsoleFigures } from "./console/figures.ts";
+import { consoleRoutes } from "./console/routes.ts";
 
 /** A built server: a fetch handler plus its services. */
 export interface App {
@@ -98,6 +100,14 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   app.use("*", wellFormedQuery());
 
   app.use("*", abuseProtection(services));
+  if (config.console.enabled) {
+    const figures = new ConsoleFigures(services.events, services.clock);
+    app.use("*", async (c, next) => {
+      await next();
+      figures.observe(c.req.method, c.req.path, c.res.status);
+    });
+    await consoleRoutes(app, services, figures);
+  }
   for (const group of ROUTE_GROUPS) group(app, services);
 
   app.notFound((c) => {

@@ -230,6 +230,8 @@ export interface Config {
     prometheusPort: number;
   };
   otel: { resourceAttributes: Record<string, string>; env: Record<string, string> };
+  /** The operators' web console under /console/ (docs/console.md). */
+  console: { enabled: boolean };
   debug: boolean;
 }
 
@@ -665,6 +667,11 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
           .filter((p) => p.length === 2 && p[0]),
       ),
       env: otelEnv,
+    },
+    console: {
+      enabled: r.bool("CONSOLE_ENABLED", {
+        doc: "serve the operators' web console under /console/",
+      }),
     },
     debug: r.bool("DEBUG", { noPrefix: true, doc: "report exporter problems" }),
   };

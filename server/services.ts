@@ -19,6 +19,7 @@ import { Mfa } from "./auth/mfa.ts";
 import { OneTimeTokens } from "./auth/otp.ts";
 import { SendLimits } from "./auth/send_limits.ts";
 import { Mailer } from "./mail/mailer.ts";
+import { DevInbox } from "./console/inbox.ts";
 import { SmsService } from "./auth/phone.ts";
 import { configuredSmsProvider } from "./sms/mod.ts";
 
@@ -97,5 +98,7 @@ export async function buildServices(
   };
   s.onClose.push(() => passwords.close());
   s.onClose.push(() => s.mailer.close());
+  // The console's development inbox: only where mails are not sent at all.
+  if (config.console.enabled && s.mailer.logOnly) s.mailer.inbox = new DevInbox();
   return s;
 }

@@ -21,6 +21,7 @@
  * `timing` (timing.ts) records how long mails take to send, so answers that
  * send nothing can take as long (no account enumeration by speed).
  */
+import type { DevInbox } from "../console/inbox.ts";
 import { nodemailer } from "../../deps.ts";
 import { ApiError } from "../api/errors.ts";
 import type { Config, MailKind, NotificationKind } from "../config.ts";
@@ -73,6 +74,8 @@ export class Mailer {
   #templates = new Map<string, { body: string | null; at: number }>();
   /** How long mails take to send, imitated by answers that send none (timing.ts). */
   readonly timing = new AnswerTiming();
+  /** Where log-only mails are kept for the console's development inbox (console/inbox.ts). */
+  inbox: DevInbox | null = null;
 
   constructor(
     readonly config: Config,
@@ -166,6 +169,16 @@ export class Mailer {
             subject: mail.subject,
             links: [...mail.text.matchAll(/https?:\/\/\S+/g)].map((m) => m[0]),
           });
+          this.inbox?.add(
+            {
+              kind: req.kind,
+              to,
+              subject: mail.subject,
+              text: mail.text,
+              code: vars.Token ?? null,
+            },
+            this.clock.now(),
+          );
           return;
         }
         try {
