@@ -77,7 +77,7 @@ function fmtTime(v) {
 }
 
 function show(title, ...content) {
-  main.replaceChildren(h("h1", {}, title), ...content);
+  main.replaceChildren(h("h1", {}, title), ...content.flat().filter((c) => c && c !== true));
   document.title = `${title} · Auth console`;
   main.focus();
 }
