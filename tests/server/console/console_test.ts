@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
 import { CONSOLE_CSP } from "../../../server/console/routes.ts";
+import { api, TestClock, totpAt } from "../mfa/_util.ts";
 
 const ON = { AUTHSVC_CONSOLE_ENABLED: "true" };
 
@@ -254,5 +255,75 @@ Deno.test("console: no development inbox when SMTP_HOST is set", async () => {
   } finally {
     await srv.close();
     await smtp.close();
+  }
+});
+
+Deno.test("console: an operator with a verified factor needs it to get in", async () => {
+  const clock = new TestClock();
+  const srv = await startTestServer(ON, { clock });
+  try {
+    const email = uniqueEmail("op-mfa");
+    await createUser(srv, email, "operator-password-1", "supabase_admin");
+    // The operator enrolls and verifies a TOTP factor with their own session.
+    const grant = await srv.fetch("/token?grant_type=password", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password: "operator-password-1" }),
+    });
+    const { access_token } = await grant.json();
+    const enrolled = await api(srv, "POST", "/factors", access_token, {
+      factor_type: "totp",
+      friendly_name: "phone app",
+    });
+    assert.equal(enrolled.status, 200);
+    const factorId = enrolled.body.id as string;
+    const secret = (enrolled.body.totp as Record<string, string>).secret;
+    const ch = await api(srv, "POST", `/factors/${factorId}/challenge`, access_token, {});
+    const ok = await api(srv, "POST", `/factors/${factorId}/verify`, access_token, {
+      challenge_id: ch.body.id,
+      code: totpAt(secret, clock.ms),
+    });
+    assert.equal(ok.status, 200);
+
+    const op = new Client(srv);
+    await (await op.fetch("/console/")).body?.cancel();
+    const first = await op.json("/console/api/login", "POST", {
+      email,
+      password: "operator-password-1",
+    });
+    assert.equal(first.status, 200);
+    assert.equal(first.body.mfa_required, true);
+    assert.deepEqual(first.body.factors.map((f: { id: string }) => f.id), [factorId]);
+    // Half signed in opens nothing.
+    assert.equal(op.cookies.has("authsvc_console_at"), false);
+    assert.equal((await op.json("/console/api/me")).status, 401);
+    assert.equal((await op.json("/console/api/gotrue/admin/users")).status, 401);
+
+    clock.advance(60);
+    const c1 = await op.json("/console/api/mfa/challenge", "POST", { factor_id: factorId });
+    assert.equal(c1.status, 200);
+    const bad = await op.json("/console/api/mfa/verify", "POST", {
+      factor_id: factorId,
+      challenge_id: c1.body.id,
+      code: totpAt(secret, clock.ms - 3_600_000),
+    });
+    assert.equal(bad.status, 422);
+    assert.equal(bad.body.error_code, "mfa_verification_failed");
+    assert.equal((await op.json("/console/api/me")).status, 401);
+
+    const c2 = await op.json("/console/api/mfa/challenge", "POST", { factor_id: factorId });
+    const good = await op.json("/console/api/mfa/verify", "POST", {
+      factor_id: factorId,
+      challenge_id: c2.body.id,
+      code: totpAt(secret, clock.ms),
+    });
+    assert.equal(good.status, 200, JSON.stringify(good.body));
+    assert.equal(op.cookies.has("authsvc_console_mfa"), false);
+    const me = await op.json("/console/api/me");
+    assert.equal(me.status, 200);
+    assert.equal(me.body.email, email);
+    assert.equal((await op.json("/console/api/gotrue/admin/users")).status, 200);
+  } finally {
+    await srv.close();
   }
 });
