@@ -9,6 +9,7 @@ import { checkPasswordStrength } from "../auth/passwords.ts";
 import { isUniqueViolation, type Queryable } from "../db/db.ts";
 import type { IdentityRow, LocalProvider, UserRow } from "../auth/users.ts";
 import { userToJson } from "../auth/users.ts";
+import { UserPages } from "../auth/user_pages.ts";
 import { confirmDepsOf, endUnprovenAccess, planConfirmation } from "../auth/confirm.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx, requireAdmin } from "./context.ts";
@@ -201,6 +202,23 @@ async function listUsers(c: Ctx, s: Services) {
   const perPage = positiveInt(c, "per_page", 50, 1000);
   const filter = (c.req.query("filter") ?? "").trim().slice(0, 255);
   if (filter.includes("\0")) throw badRequest("filter must not contain a NUL character");
+  // Our extension: keyset pages (docs/console.md), no OFFSET and no total count.
+  const after = c.req.query("after");
+  if (after !== undefined) {
+    let page;
+    try {
+      page = await new UserPages(s.db).page(filter, after, perPage);
+    } catch (e) {
+      if (e instanceof TypeError) throw badRequest(e.message);
+      throw e;
+    }
+    const ids = await identitiesOf(s.db, s.users.identities, page.users.map((u) => u.id));
+    if (page.next) c.header("X-Next-Cursor", page.next);
+    return c.json({
+      users: page.users.map((u) => userToJson(u, { identities: ids.get(u.id) ?? [] })),
+      aud: s.config.jwt.aud,
+    });
+  }
   const t = s.users.table;
   const like = `%${filter.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
   const where =

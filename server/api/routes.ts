@@ -14,6 +14,7 @@ import { tokenRoutes } from "./token.ts";
 import { userRoutes } from "./user.ts";
 import { logoutRoutes } from "./logout.ts";
 import { adminRoutes } from "./admin.ts";
+import { adminSessionRoutes } from "./admin_sessions.ts";
 import { phoneRoutes } from "./phone.ts";
 import { verifyRoutes } from "./verify.ts";
 import { otpRoutes } from "./otp.ts";
@@ -38,6 +39,7 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   userRoutes,
   logoutRoutes,
   adminRoutes,
+  adminSessionRoutes,
   phoneRoutes,
   verifyRoutes,
   otpRoutes,

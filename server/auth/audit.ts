@@ -4,7 +4,12 @@
  * Never put secrets in `traits`.
  */
 import type { Db, Queryable } from "../db/db.ts";
-import { type AuditPayloadField, type AuditRow, AuditStore } from "../store/audit.ts";
+import {
+  type AuditPayloadField,
+  type AuditQuery,
+  type AuditRow,
+  AuditStore,
+} from "../store/audit.ts";
 import type { Events } from "./events.ts";
 
 export type { AuditRow } from "../store/audit.ts";
@@ -68,6 +73,8 @@ export function isAuditScope(scope: string): boolean {
 export interface AuditListing {
   /** Entries whose `scope` members contain `text` (case-insensitive). */
   search?: { scope: string; text: string };
+  /** Narrower filters (our extension of GoTrue's listing; see AuditQuery). */
+  filters?: Pick<AuditQuery, "userId" | "actor" | "action" | "since" | "until">;
   /** 1-based. */
   page: number;
   perPage: number;
@@ -109,6 +116,7 @@ export class AuditLog {
       match = { fields: SEARCH_SCOPES[o.search.scope], text: o.search.text };
     }
     return await this.#store.list({
+      ...o.filters,
       match,
       limit: o.perPage,
       offset: (o.page - 1) * o.perPage,

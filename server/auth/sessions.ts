@@ -274,6 +274,11 @@ export class Sessions {
    * Ends every session of a user (their refresh tokens go with them), in `q`:
    * a ban does it in the transaction that bans (api/admin.ts).
    */
+  /** A user's current sessions, newest first (the console's user page). */
+  async listOf(userId: string, limit = 100): Promise<SessionRow[]> {
+    return await this.#store.listByUser(userId, this.clock.now(), limit);
+  }
+
   async endAll(userId: string, q: Queryable = this.db): Promise<void> {
     await this.#store.deleteByUser(userId, q);
   }

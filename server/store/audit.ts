@@ -19,6 +19,16 @@ export type AuditPayloadField = "actor_username" | "actor_name" | "action" | "lo
 export interface AuditQuery {
   /** Entries where one of these payload members contains `text` (case-insensitive). */
   match?: { fields: readonly AuditPayloadField[]; text: string };
+  /** Entries by this user (actor_id) or about them (traits.user_id). */
+  userId?: string;
+  /** Entries whose actor's name or e-mail contains this text (case-insensitive). */
+  actor?: string;
+  /** Entries whose action contains this text (case-insensitive). */
+  action?: string;
+  /** Entries written at or after this time. */
+  since?: Date;
+  /** Entries written before this time. */
+  until?: Date;
   limit: number;
   offset: number;
 }
@@ -52,17 +62,40 @@ export class AuditStore {
     { total: number; rows: AuditRow[] }
   > {
     const params: unknown[] = [];
-    let where = "";
+    const conds: string[] = [];
+    // The text is a substring: LIKE's own characters in it match only themselves.
+    const like = (text: string) => {
+      params.push(`%${text.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
+      return `$${params.length}`;
+    };
     if (query.match) {
       const fields = query.match.fields;
       // Member names go into the SQL text: only the known ones.
       if (!fields.length || fields.some((f) => !FIELDS.has(f))) {
         throw new TypeError(`unknown audit payload field in ${JSON.stringify(fields)}`);
       }
-      // The text is a substring: LIKE's own characters in it match only themselves.
-      params.push(`%${query.match.text.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
-      where = `WHERE ${fields.map((f) => `payload->>'${f}' ILIKE $1`).join(" OR ")}`;
+      const p = like(query.match.text);
+      conds.push(`(${fields.map((f) => `payload->>'${f}' ILIKE ${p}`).join(" OR ")})`);
     }
+    if (query.actor) {
+      const p = like(query.actor);
+      conds.push(`(payload->>'actor_username' ILIKE ${p} OR payload->>'actor_name' ILIKE ${p})`);
+    }
+    if (query.action) conds.push(`payload->>'action' ILIKE ${like(query.action)}`);
+    if (query.userId) {
+      params.push(query.userId);
+      const p = `$${params.length}`;
+      conds.push(`(payload->>'actor_id' = ${p} OR payload->'traits'->>'user_id' = ${p})`);
+    }
+    if (query.since) {
+      params.push(query.since);
+      conds.push(`created_at >= $${params.length}`);
+    }
+    if (query.until) {
+      params.push(query.until);
+      conds.push(`created_at < $${params.length}`);
+    }
+    const where = conds.length ? `WHERE ${conds.join(" AND ")}` : "";
     const [{ total }] = await q.query<{ total: number }>(
       `SELECT count(*)::int AS total FROM ${this.#entries} ${where}`,
       params,

@@ -152,6 +152,16 @@ export class SessionStore {
     await q.query(`DELETE FROM ${this.#sessions} WHERE id = $1`, [id]);
   }
 
+  /** A user's sessions that have not reached their not_after, newest first (at most `limit`). */
+  async listByUser(userId: string, now: Date, limit: number, q: Queryable = this.#db) {
+    return await q.query<SessionRow>(
+      `SELECT * FROM ${this.#sessions}
+       WHERE user_id = $1 AND (not_after IS NULL OR not_after > $2)
+       ORDER BY created_at DESC, id DESC LIMIT $3`,
+      [userId, now, limit],
+    );
+  }
+
   /** Ends every session of a user. */
   async deleteByUser(userId: string, q: Queryable = this.#db): Promise<void> {
     await q.query(`DELETE FROM ${this.#sessions} WHERE user_id = $1`, [userId]);

@@ -384,7 +384,7 @@ async function userPage(id) {
   const [{ data: u }, sessions, audit] = await Promise.all([
     gotrue("GET", `admin/users/${id}`),
     gotrue("GET", `admin/users/${id}/sessions`).then((r) => r.data.sessions).catch(() => []),
-    gotrue("GET", `admin/audit?${new URLSearchParams({ actor_id: id, per_page: "20" })}`)
+    gotrue("GET", `admin/audit?${new URLSearchParams({ user_id: id, per_page: "20" })}`)
       .then((r) => r.data).catch(() => []),
   ]);
   const reload = () => route();
@@ -707,5 +707,8 @@ document.getElementById("signout").addEventListener("click", async () => {
   me = null;
   location.hash = "#/login";
 });
-addEventListener("hashchange", route);
+addEventListener("hashchange", () => {
+  say("");
+  route();
+});
 start();

@@ -139,7 +139,21 @@ Deno.test({
       await page.click(`a:has-text("${victimEmail}")`);
       await page.waitForSelector("h1:has-text('" + victimEmail + "')");
       assert.ok(await page.locator("text=No factors.").count() === 1);
+      // The session the member opened above, with its user agent.
+      await page.waitForSelector("td:has-text('Deno/')");
       await screenshot(page, "user");
+
+      // Sign out everywhere: the member's refresh token stops working.
+      const session = await passwordGrant(srv, victimEmail, "member-password-1");
+      await page.click("button:text-is('Sign out everywhere')");
+      await page.waitForSelector("text=No active sessions.");
+      const refreshed = await srv.fetch("/token?grant_type=refresh_token", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ refresh_token: session.body.refresh_token }),
+      });
+      assert.equal(refreshed.status, 400);
+      await refreshed.body?.cancel();
 
       // Ban for a day: the user's own sign-in is refused from then on.
       await page.selectOption("#ban-duration", "24h");
