@@ -155,6 +155,7 @@ export interface Config {
     refreshTokenRotationEnabled: boolean;
     refreshTokenReuseInterval: number;
     updatePasswordRequireReauthentication: boolean;
+    manualLinkingEnabled: boolean;
     sbForwardedForEnabled: boolean;
     captcha: {
       enabled: boolean;
@@ -465,6 +466,9 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
           doc: "a password change needs a nonce from /reauthenticate",
         },
       ),
+      manualLinkingEnabled: r.bool("SECURITY_MANUAL_LINKING_ENABLED", {
+        doc: "users may link and unlink identities (/user/identities); off: 404, as GoTrue",
+      }),
       sbForwardedForEnabled: r.bool("SECURITY_SB_FORWARDED_FOR_ENABLED", {
         doc: "take the client IP from Authsvc-Proxy-Forwarded-For",
       }),

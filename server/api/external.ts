@@ -137,8 +137,16 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
 
   app.get("/authorize", async (c) => await answer(c, await providerUrl(c)));
 
+  /** GoTrue's requireManualLinkingEnabled, after the authentication, before anything else. */
+  const requireManualLinking = () => {
+    if (!s.config.security.manualLinkingEnabled) {
+      throw new ApiError(404, "manual_linking_disabled", "Manual linking is disabled");
+    }
+  };
+
   app.get("/user/identities/authorize", async (c) => {
     const caller = await requireUser(c);
+    requireManualLinking();
     await requireAal2IfMfa(s, caller, AAL2_IDENTITY_MESSAGE);
     const to = await providerUrl(c, caller.user.id);
     if (c.req.query("skip_http_redirect") !== "true") return await answer(c, to);
@@ -171,6 +179,7 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
 
   app.delete("/user/identities/:identity_id", async (c) => {
     const caller = await requireUser(c);
+    requireManualLinking();
     const { user } = caller;
     await requireAal2IfMfa(s, caller, AAL2_IDENTITY_MESSAGE);
     const id = c.req.param("identity_id");

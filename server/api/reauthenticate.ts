@@ -8,14 +8,19 @@ import type { Hono } from "../../deps.ts";
 import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, requireUser } from "./context.ts";
+import { badRequest } from "./errors.ts";
 import { reauthenticateByPhone } from "./phone.ts";
 
 /** GET /reauthenticate. */
 export function reauthenticateRoutes(app: Hono<AppEnv>, s: Services): void {
   app.get("/reauthenticate", async (c) => {
     const { user } = await requireUser(c);
+    if (!user.email && !user.phone) {
+      // GoTrue's answer (reauthenticate.go), e.g. for an anonymous user.
+      throw badRequest("Reauthentication requires the user to have an email or a phone number");
+    }
     if (!user.email) {
-      await reauthenticateByPhone(c, s, user); // 422 when the user has no phone either
+      await reauthenticateByPhone(c, s, user);
       return c.json({});
     }
     await sendActionMail(s, user, "reauthentication");

@@ -25,7 +25,11 @@ async function unlink(e: Env, provider: "email" | "phone") {
   return { u, s };
 }
 
-const ENV = { AUTHSVC_MAILER_NOTIFICATIONS_IDENTITY_UNLINKED_ENABLED: "true" };
+// identity_test.go turns ManualLinkingEnabled on in each case (its default is off).
+const ENV = {
+  AUTHSVC_MAILER_NOTIFICATIONS_IDENTITY_UNLINKED_ENABLED: "true",
+  AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: "true",
+};
 
 conformance("identity_test.go", ENV, [
   ported(
@@ -64,7 +68,7 @@ conformance("identity_test.go", ENV, [
   }),
 ], { sms: true });
 
-conformance("identity_test.go", {}, [
+conformance("identity_test.go", { AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: "true" }, [
   ported("TestUnlinkIdentitySendsNotificationEmailDisabled", async (e) => {
     const { u } = await unlink(e, "phone");
     assert.equal((await e.call("POST", "/recover", { email: u.email })).status, 200);

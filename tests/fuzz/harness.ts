@@ -187,6 +187,8 @@ class Run {
       AUTHSVC_EXTERNAL_PHONE_ENABLED: "true",
       AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
       AUTHSVC_MFA_PHONE_ENROLL_ENABLED: "true",
+      // The linking routes stay reachable (GoTrue's default, and ours, is off).
+      AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: "true",
       AUTHSVC_EXTERNAL_GITHUB_ENABLED: "true",
       AUTHSVC_EXTERNAL_GITHUB_CLIENT_ID: "fuzz-client",
       AUTHSVC_EXTERNAL_GITHUB_SECRET: "fuzz-secret",

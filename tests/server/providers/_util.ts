@@ -13,7 +13,10 @@ export const SITE = "http://localhost:3000";
 
 export type Json = Record<string, unknown>;
 
-/** A server with the given fakes enabled. */
+/**
+ * A server with the given fakes enabled, and manual linking on (GoTrue's default is off; these
+ * tests link and unlink identities, as GoTrue's identity tests turn it on).
+ */
 export async function serverWithFakes(
   names: string[],
   env: Record<string, string> = {},
@@ -22,7 +25,11 @@ export async function serverWithFakes(
   for (const n of names) fakes[n] = await startProviderFake(n, { user: defaultUser() });
   const all: Record<string, string> = {};
   for (const f of Object.values(fakes)) Object.assign(all, f.env(REDIRECT_URI));
-  const srv = await startTestServer({ ...all, ...env });
+  const srv = await startTestServer({
+    ...all,
+    AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: "true",
+    ...env,
+  });
   return {
     srv,
     fakes,

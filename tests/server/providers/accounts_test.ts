@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { startSmtp } from "../../helpers/smtp.ts";
-import { postJson } from "../../helpers/server.ts";
+import { postJson, startTestServer } from "../../helpers/server.ts";
 import {
   defaultUser,
   getUser,
@@ -277,5 +277,37 @@ Deno.test("linking one provider account twice at once links it once; the other s
     assert.deepEqual(providers, ["github", "gitlab"]);
   } finally {
     await env.close();
+  }
+});
+
+Deno.test("manual linking is off by default: /user/identities answers 404 manual_linking_disabled", async () => {
+  // No AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: the default, off as in GoTrue.
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const r = await postJson(srv, "/signup", {
+      email: `link-off-${crypto.randomUUID()}@example.com`,
+      password: "secret-pw-1",
+    });
+    const token = String(r.body.access_token ?? "");
+    assert.ok(token, JSON.stringify(r.body));
+    const headers = { authorization: `Bearer ${token}` };
+    for (
+      const [method, path] of [
+        ["GET", "/user/identities/authorize?provider=github&skip_http_redirect=true"],
+        ["DELETE", `/user/identities/${crypto.randomUUID()}`],
+      ]
+    ) {
+      const res = await srv.fetch(path, { method, headers });
+      const body = await res.json();
+      assert.equal(res.status, 404, `${method} ${path}`);
+      assert.equal(body.error_code, "manual_linking_disabled");
+      assert.equal(body.msg, "Manual linking is disabled");
+      // Authentication comes first, as in GoTrue.
+      const anon = await srv.fetch(path, { method });
+      await anon.body?.cancel();
+      assert.equal(anon.status, 401, `${method} ${path} without a token`);
+    }
+  } finally {
+    await srv.close();
   }
 });

@@ -25,7 +25,8 @@ const FILES = [
 /** A bound for a hung upstream call, not a speed expectation (Jest's default is 5 s). */
 const TEST_TIMEOUT_MS = 30_000;
 
-type Kind = "difference" | "not-runnable";
+const KINDS = ["out-of-scope", "difference", "not-runnable", "client-version"] as const;
+type Kind = typeof KINDS[number];
 interface Entry {
   kind: Kind;
   reason: string;
@@ -37,8 +38,9 @@ function readExpected(): Map<string, Entry> {
   const text = Deno.readTextFileSync(new URL("./EXPECTED.md", import.meta.url));
   const out = new Map<string, Entry>();
   for (const line of text.split("\n")) {
-    const m = /^\|\s*`(.+)`\s*\|\s*(difference|not-runnable)\s*\|\s*(.+?)\s*\|\s*$/.exec(line);
+    const m = /^\|\s*`(.+)`\s*\|\s*([a-z-]+)\s*\|\s*(.+?)\s*\|\s*$/.exec(line);
     if (!m) continue;
+    if (!KINDS.includes(m[2] as Kind)) throw new Error(`EXPECTED.md: unknown kind ${m[2]}`);
     if (out.has(m[1])) throw new Error(`EXPECTED.md lists ${m[1]} twice`);
     out.set(m[1], { kind: m[2] as Kind, reason: m[3], seen: false });
   }
@@ -46,7 +48,15 @@ function readExpected(): Map<string, Entry> {
 }
 
 const expected = readExpected();
-const counts = { passed: 0, difference: 0, notRunnable: 0, skipped: 0, wrong: 0 };
+const counts: Record<Kind | "passed" | "skipped" | "unexpected", number> = {
+  passed: 0,
+  "out-of-scope": 0,
+  difference: 0,
+  "not-runnable": 0,
+  "client-version": 0,
+  skipped: 0,
+  unexpected: 0,
+};
 const ignore = (t: TestCase) => t.skip;
 
 await startInstances();
@@ -82,20 +92,19 @@ for (const { test, name } of all) {
       }
       if (!entry) {
         if (error) {
-          counts.wrong++;
+          counts.unexpected++;
           throw error;
         }
         counts.passed++;
         return;
       }
       if (!error) {
-        counts.wrong++;
+        counts.unexpected++;
         throw new Error(
           `listed in EXPECTED.md as ${entry.kind} (${entry.reason}) but passed: remove it there`,
         );
       }
-      if (entry.kind === "difference") counts.difference++;
-      else counts.notRunnable++;
+      counts[entry.kind]++;
     },
   });
 }
@@ -109,12 +118,58 @@ Deno.test({
     counts.skipped = all.filter((t) => ignore(t.test)).length;
     console.log(
       `upstream auth-js: ${all.length} tests: ${counts.passed} passed, ` +
-        `${counts.difference} known differences, ${counts.notRunnable} not runnable here, ` +
-        `${counts.skipped} skipped upstream, ${counts.wrong} unexpected`,
+        `${counts["out-of-scope"]} out of scope, ${counts.difference} known differences, ` +
+        `${counts["not-runnable"]} not runnable outside Jest, ` +
+        `${counts["client-version"]} for an older auth-js, ${counts.skipped} skipped upstream, ` +
+        `${counts.unexpected} unexpected`,
     );
     const stale = [...expected].filter(([, e]) => !e.seen).map(([n]) => n);
     if (stale.length) {
       throw new Error(`EXPECTED.md names tests that do not exist:\n${stale.join("\n")}`);
     }
+    // The counts in the README and docs/upstream.md, when every test ran (no --filter) as listed.
+    const ran = all.length - counts.skipped;
+    const finished = counts.passed + counts.unexpected +
+      KINDS.reduce((n, k) => n + counts[k], 0);
+    if (finished === ran && counts.unexpected === 0) checkCountsDocs(countsBlock(all.length));
   },
 });
+
+/** The counts as the docs show them. */
+function countsBlock(total: number): string {
+  return [
+    `- upstream tests: ${total}`,
+    `- passed: ${counts.passed}`,
+    `- out of scope (features this server does not have): ${counts["out-of-scope"]}`,
+    `- known differences: ${counts.difference}`,
+    `- not runnable outside Jest: ${counts["not-runnable"]}`,
+    `- written for an older auth-js: ${counts["client-version"]}`,
+    `- skipped upstream: ${counts.skipped}`,
+  ].join("\n");
+}
+
+const COUNTS_START = "<!-- upstream auth-js counts: upstream_test.ts checks this list -->";
+const COUNTS_END = "<!-- end of counts -->";
+
+/** Checks (or with UPDATE_UPSTREAM=1 rewrites) the counts table of each document. */
+function checkCountsDocs(block: string): void {
+  const docs = [
+    new URL("./README.md", import.meta.url),
+    new URL("../../../docs/upstream.md", import.meta.url),
+  ];
+  for (const doc of docs) {
+    const text = Deno.readTextFileSync(doc);
+    const a = text.indexOf(COUNTS_START);
+    const b = text.indexOf(COUNTS_END);
+    if (a < 0 || b < a) throw new Error(`${doc.pathname}: no counts markers`);
+    const want = `${text.slice(0, a + COUNTS_START.length)}\n\n${block}\n\n${text.slice(b)}`;
+    if (want === text) continue;
+    if (Deno.env.get("UPDATE_UPSTREAM") === "1") Deno.writeTextFileSync(doc, want);
+    else {
+      throw new Error(
+        `${doc.pathname}: the counts differ from this run:\n${block}\n` +
+          "(UPDATE_UPSTREAM=1 deno test -A tests/upstream/ rewrites them)",
+      );
+    }
+  }
+}
