@@ -57,6 +57,7 @@ export type ErrorCode =
   | "request_entity_too_large"
   | "request_timeout"
   | "same_password"
+  | "saml_provider_disabled"
   | "service_unavailable"
   | "session_expired"
   | "session_not_found"
@@ -71,7 +72,8 @@ export type ErrorCode =
   | "user_banned"
   | "user_not_found"
   | "validation_failed"
-  | "weak_password";
+  | "weak_password"
+  | "web3_provider_disabled";
 
 /** An error with an HTTP status, a stable reason and a message for people. */
 export class ApiError extends Error {

@@ -25,6 +25,7 @@ import { inviteRoutes } from "./invite.ts";
 import { generateLinkRoutes } from "./generate_link.ts";
 import { reauthenticateRoutes } from "./reauthenticate.ts";
 import { emailHooks } from "./email_hooks.ts";
+import { samlRoutes } from "./saml.ts";
 
 /** A function that adds one endpoint group's routes. */
 export type RouteGroup = (app: Hono<AppEnv>, s: Services) => void;
@@ -49,5 +50,6 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   inviteRoutes,
   generateLinkRoutes,
   reauthenticateRoutes,
+  samlRoutes,
   emailHooks,
 ];

@@ -153,6 +153,11 @@ export function tokenRoutes(app: Hono<AppEnv>, s: Services): void {
     const body = await readBody(c);
     const grantType = c.req.query("grant_type") ??
       (typeof body.grant_type === "string" ? body.grant_type : "");
+    if (grantType === "web3") {
+      // Web3 sign-in is a GoTrue feature we do not have: answer as GoTrue does with it off
+      // (web3.go, before reading the body).
+      throw new ApiError(422, "web3_provider_disabled", "Web3 provider is disabled");
+    }
     const table = grantsOf(s);
     const handler = table.get(grantType);
     if (!handler) {

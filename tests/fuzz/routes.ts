@@ -415,6 +415,10 @@ export const ROUTES: RouteSpec[] = [
     query: { redirect_to: redirect },
   },
   { name: "GET /reauthenticate", method: "GET", path: "/reauthenticate", auth: "user" },
+  // SAML is not implemented: each answers 404 saml_provider_disabled (server/api/saml.ts).
+  { name: "POST /sso", method: "POST", path: "/sso", auth: "none" },
+  { name: "GET /sso/saml/metadata", method: "GET", path: "/sso/saml/metadata", auth: "none" },
+  { name: "POST /sso/saml/acs", method: "POST", path: "/sso/saml/acs", auth: "none" },
 ];
 
 function adminUserBody(): Record<string, FieldGen> {
