@@ -149,6 +149,20 @@ export const ENDPOINTS: Endpoint[] = [
   { method: "GET", path: "/admin/users/:user_id/factors", gotrue: "200", ours: "200" },
   { method: "PUT", path: "/admin/users/:user_id/factors/:factor_id", gotrue: "200", ours: "" },
   {
+    method: "GET",
+    path: "/admin/users/:user_id/sessions",
+    gotrue: "",
+    ours: "200",
+    note: "ours: a user's sessions, for the console",
+  },
+  {
+    method: "DELETE",
+    path: "/admin/users/:user_id/sessions",
+    gotrue: "",
+    ours: "200",
+    note: "ours: sign a user out everywhere, for the console",
+  },
+  {
     method: "DELETE",
     path: "/admin/users/:user_id/factors/:factor_id",
     gotrue: "200",

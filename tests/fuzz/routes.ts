@@ -204,6 +204,19 @@ export const ROUTES: RouteSpec[] = [
     auth: "admin",
   },
   {
+    name: "GET /admin/users/:user_id/sessions",
+    method: "GET",
+    path: "/admin/users/:user_id/sessions",
+    auth: "admin",
+  },
+  {
+    name: "DELETE /admin/users/:user_id/sessions",
+    method: "DELETE",
+    path: "/admin/users/:user_id/sessions",
+    auth: "admin",
+    destructive: true,
+  },
+  {
     name: "DELETE /admin/users/:user_id/factors/:factor_id",
     method: "DELETE",
     path: "/admin/users/:user_id/factors/:factor_id",
