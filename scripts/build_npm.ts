@@ -98,7 +98,8 @@ export async function buildNpm(outDir: string = DEFAULT_OUT): Promise<string[]> 
     };
     await Deno.writeTextFile(`${outDir}/package.json`, JSON.stringify(pkg, null, 2) + "\n");
     await Deno.copyFile(new URL("LICENSE", root), `${outDir}/LICENSE`);
-    await Deno.copyFile(new URL("README.md", root), `${outDir}/README.md`);
+    // The package carries the client-only README, not the repository's (which covers the server).
+    await Deno.copyFile(new URL("client/README.md", root), `${outDir}/README.md`);
   } finally {
     await Deno.remove(stage, { recursive: true });
   }

@@ -34,6 +34,9 @@ Deno.test("npm package: Node 20 runs a client-credentials grant; the types check
     ) {
       assert.ok(files.includes(f), `${f} is in the package`);
     }
+    const readme = await Deno.readTextFile(`${pkgDir}/README.md`);
+    assert.match(readme, /^# @authsvc\/oauth2/, "the package's README is the client's");
+    assert.doesNotMatch(readme, /AUTHSVC_|deno task start/, "no server documentation in it");
     const pkg = JSON.parse(await Deno.readTextFile(`${pkgDir}/package.json`));
     assert.equal(pkg.type, "module");
     assert.deepEqual(pkg.exports["."], {

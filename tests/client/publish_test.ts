@@ -14,6 +14,10 @@ Deno.test("deno publish --dry-run succeeds", async () => {
   assert.match(text, /Success Dry run complete/);
   assert.match(text, /client\/strategy\/auth_code\.ts/);
   assert.doesNotMatch(text, /tests\//, "tests are not published");
+  // The package carries the client-only README; the repository's README (the server) stays out.
+  assert.match(text, /client\/README\.md/);
+  const rootReadme = new URL("../../README.md", import.meta.url).href;
+  assert.ok(!text.includes(`${rootReadme} `), "the repository's README.md is not published");
 });
 
 Deno.test("every export of mod.ts has JSDoc (deno doc --lint)", async () => {
