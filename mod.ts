@@ -78,7 +78,7 @@ export {
 } from "./client/strategy/assertion.ts";
 
 /**
- * `OAuthResponse` under the spec's name (`OAuth2::Response`), as a type.
+ * `OAuthResponse` under the Ruby gem's name (`OAuth2::Response`), as a type.
  *
  * @example
  * ```ts
@@ -90,7 +90,7 @@ export {
  */
 export type Response = OAuthResponse;
 /**
- * `OAuthResponse` under the spec's name (`OAuth2::Response`), as a value.
+ * `OAuthResponse` under the Ruby gem's name (`OAuth2::Response`), as a value.
  *
  * @example
  * ```ts

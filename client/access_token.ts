@@ -1,6 +1,6 @@
 /**
  * `AccessToken`: a token with its expiry, its refresh token, and the means to
- * make requests with it (spec 2.3 and 5).
+ * make requests with it (docs/client.md, "Tokens").
  * @module
  */
 import type { Client } from "./client.ts";

@@ -1,6 +1,6 @@
 /**
  * `Client`: the provider's endpoints, client authentication, the grant
- * strategies and raw requests (spec 2.1, 4).
+ * strategies and raw requests (docs/client.md).
  * @module
  */
 import type { AccessToken, AccessTokenOptions } from "./access_token.ts";

@@ -1,5 +1,5 @@
 /**
- * Library-wide configuration (spec 2.2): warnings, the redaction label and the
+ * Library-wide configuration (the Ruby gem's `OAuth2.configure`): warnings, the redaction label and the
  * keys whose values never reach a log line, an inspected object or an error.
  * @module
  */

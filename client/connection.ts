@@ -28,7 +28,7 @@ export type Middleware = (
 ) => Promise<globalThis.Response>;
 
 /**
- * Handed to `ClientOptions.connectionBuild` (the spec's "block").
+ * Handed to `ClientOptions.connectionBuild` (the Ruby gem's Faraday block).
  *
  * @example
  * ```ts

@@ -47,7 +47,7 @@ export type TokenMethod = "post" | "get" | "post_with_query_string";
 export type Verb = "get" | "post" | "put" | "patch" | "delete" | "head" | "options";
 
 /**
- * Options of `new Client(id, secret, options)` (spec 2.1).
+ * Options of `new Client(id, secret, options)` (docs/client.md).
  *
  * @example
  * ```ts

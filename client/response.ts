@@ -1,6 +1,6 @@
 /**
  * `OAuthResponse`: a fetched response with its body read and parsed by the
- * rules of spec 2.4.
+ * rules of the Ruby gem's `OAuth2::Response` (docs/client.md).
  * @module
  */
 import { snakeCase, SnakyHash } from "./snaky_hash.ts";
@@ -238,7 +238,7 @@ export class OAuthResponse {
   }
 }
 
-/** Parses a body by the rules of spec 2.4 (`hash`: a JSON object or a form); `type` is the media type. */
+/** Parses a body by the gem's rules (`hash`: a JSON object or a form); `type` is the media type. */
 function parseBody(
   body: string,
   mode: ParseMode,

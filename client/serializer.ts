@@ -1,5 +1,5 @@
 /**
- * Serializer for `SnakyHash` classes (spec 2.4 rule 6): `dump` to JSON text and
+ * Serializer for `SnakyHash` classes (the gem's `SnakyHash::Serializer`): `dump` to JSON text and
  * `load` back into an instance, with hooks for leaf values and whole hashes.
  * @module
  */

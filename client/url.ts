@@ -1,4 +1,4 @@
-/** URL resolution rules of spec 2.1 and query helpers. @module */
+/** URL resolution rules (docs/client.md, "A client and its endpoints") and query helpers. @module */
 
 const ABSOLUTE = /^[a-z][a-z0-9+.-]*:/i;
 

@@ -1,7 +1,7 @@
 /**
  * The server's configuration: `.env` plus the process environment (the
- * environment wins), read once into one typed, frozen `Config`. Every name of
- * spec 2.5 is read with the `AUTHSVC_` prefix except those marked "no prefix"
+ * environment wins), read once into one typed, frozen `Config`. Every setting
+ * (docs/settings.md) is read with the `AUTHSVC_` prefix except those marked "no prefix"
  * (PORT, DATABASE_URL, LOG_LEVEL) and the OTEL_* / DEBUG variables.
  *
  * A missing or malformed setting is collected as one line naming the variable;
@@ -16,7 +16,7 @@ export type { Rate, SettingDoc };
 /** PGlite's data directory (and the generated JWT secret's) when DB_DATA_DIR is unset. */
 export const DEFAULT_DATA_DIR = "./.authsvc/data";
 
-/** The external OAuth providers, as spec 2.3 names them. */
+/** The external OAuth providers, by the names GoTrue gives them. */
 export const PROVIDERS = [
   "apple",
   "azure",
@@ -719,7 +719,7 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
   }
 
   if (env.AUTHSVC_JWT_ADMIN_GROUP_NAME?.trim()) {
-    // group data in JWTs is an inherited feature (spec 5.9): admin access goes by JWT_ADMIN_ROLES
+    // group data in JWTs is an inherited GoTrue feature: admin access goes by JWT_ADMIN_ROLES
     r.deprecations.push(
       "AUTHSVC_JWT_ADMIN_GROUP_NAME is deprecated and has no effect: admin endpoints accept the roles of AUTHSVC_JWT_ADMIN_ROLES",
     );

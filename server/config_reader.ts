@@ -1,6 +1,6 @@
 /**
  * The typed reader behind `config.ts`: every read records the setting (its
- * variable name, type, default and meaning) so the README's settings table is
+ * variable name, type, default and meaning) so docs/settings.md (scripts/settings_doc.ts) is
  * generated from the same code that parses it, and every problem is collected
  * so a bad start prints one line per variable.
  */

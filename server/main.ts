@@ -24,7 +24,7 @@ Options:
                     when there is no ./.env); the environment wins
   --help            show this text
 
-Settings are documented in README.md (AUTHSVC_* variables).`;
+Settings (AUTHSVC_* variables) are documented in docs/settings.md.`;
 
 function parseArgs(args: string[]): { command: string; envFile: string; help: boolean } {
   let command = "serve";

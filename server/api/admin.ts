@@ -1,6 +1,6 @@
 /**
- * The admin users API (spec 4 and what @supabase/auth-js's GoTrueAdminApi
- * calls): list (paged), create, get, update, delete, and the spec's
+ * The admin users API (GoTrue's admin.go and what @supabase/auth-js's
+ * GoTrueAdminApi calls): list (paged), create, get, update, delete, and
  * `POST /admin/users/<id>` (creates the user with that id, or updates it when
  * it exists). Every call needs a role claim listed in JWT_ADMIN_ROLES.
  */

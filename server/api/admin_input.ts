@@ -1,5 +1,5 @@
 /**
- * The body of the admin user endpoints (spec 4): parsed and validated into
+ * The body of the admin user endpoints (GoTrue's admin.go): parsed and validated into
  * the user columns it sets. Every problem is a 4xx naming the field.
  */
 import type { Config } from "../config.ts";

@@ -1,7 +1,7 @@
 /**
  * POST /admin/generate_link {type, email, password?, data?, new_email?,
  * redirect_to | redirectTo}: an admin gets the link a mail would carry,
- * without any mail being sent. Types (spec 2.4): `signup` (creates the user
+ * without any mail being sent. Types (docs/server/email.md): `signup` (creates the user
  * with `password` and `data`), `invite`, `magiclink` (an unknown address
  * becomes a user and gets a `signup` link, as in GoTrue), `recovery` (the
  * user must exist), `email_change_current` (only with secure e-mail change)

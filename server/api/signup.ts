@@ -6,7 +6,7 @@
  * phone) the answer is a session; with it off, the user, and the channel's
  * sign-up hooks send the confirmation (see `onSignup` below).
  *
- * Duplicates (spec 4, 7) are answered by signup_duplicate.ts without telling
+ * Duplicates are answered by signup_duplicate.ts without telling
  * which addresses have accounts. Parallel sign-ups of one address make one
  * user: the unique index decides, the loser is treated as a duplicate.
  */

@@ -1,13 +1,14 @@
 /**
  * The answer to a sign-up of a known address, which must not tell itself
- * apart from a fresh sign-up (spec 4, 7: no account enumeration). With
+ * apart from a fresh sign-up (no account enumeration: docs/security.md). With
  * autoconfirm off it is a fabricated user with a random id, the same members
  * as a stored one, timestamps that move like a stored user's (created when
  * the lookup ended, updated when the confirmation went out), and it takes
  * about as long: the channel's hooks run for the real user (an unconfirmed
  * one gets its confirmation again) and, when they send nothing, the answer
  * waits as long as fresh sign-ups' insert and mail took lately. With
- * autoconfirm on GoTrue answers 422 user_already_exists; a phone, 400 (spec 7.2).
+ * autoconfirm on GoTrue answers 422 user_already_exists; a phone, 400 (GoTrue's
+ * signup.go).
  */
 import type { SignupClaim } from "../auth/confirm.ts";
 import type { UserRow } from "../auth/users.ts";
@@ -114,7 +115,7 @@ function fabricatedUser(
 }
 
 /**
- * Answers a sign-up of an address that already has an account (spec 4, 7).
+ * Answers a sign-up of an address that already has an account.
  * Called by POST /signup (signup.ts) after the lookup found the user; the
  * caller passes the address's channel hooks.
  */

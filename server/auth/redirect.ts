@@ -1,10 +1,11 @@
 /**
  * Where the server may send a browser: `redirect_to` is honoured only when it
  * is an absolute http(s) URL on SITE_URL's host (host and port), or when it
- * matches an entry of URI_ALLOW_LIST; otherwise SITE_URL is used (spec 4,
- * rule 1). When SITE_URL is https, its host is matched over https only: an
- * `http:` page there would receive the session in plain text (an allow-list
- * entry written with `http://` is the operator's explicit choice and counts).
+ * matches an entry of URI_ALLOW_LIST; otherwise SITE_URL is used
+ * (docs/server/email.md, "Limits and safety"). When SITE_URL is https, its
+ * host is matched over https only: an `http:` page there would receive the
+ * session in plain text (an allow-list entry written with `http://` is the
+ * operator's explicit choice and counts).
  *
  * URLs are parsed (WHATWG URL), never compared as string prefixes. Refused
  * outright: anything that does not parse as an absolute URL (`//evil`,

@@ -7,7 +7,7 @@
  */
 import type { MailKind } from "../config.ts";
 
-/** Template variables of a mail (spec 2.5; every value optional). */
+/** Template variables of a mail (docs/server/email.md; every value optional). */
 export interface TemplateVars {
   ConfirmationURL?: string;
   Token?: string;

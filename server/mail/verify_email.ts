@@ -87,7 +87,7 @@ async function findTokenOwner(
 /**
  * Consumes the token and applies it. `password` sets the password on signup
  * and invite verification; with `passwordRequired` (POST /verify) it must be
- * given for signup when the user has none (spec 4). A link opened in a
+ * given for signup when the user has none (GoTrue's verify.go). A link opened in a
  * browser (GET) cannot carry one and confirms a password-less user as is.
  */
 export async function verifyEmailToken(

@@ -1,5 +1,5 @@
 /**
- * JSON-lines logger with the spec's levels (panic, fatal, error, warn, info,
+ * JSON-lines logger with GoTrue's levels (panic, fatal, error, warn, info,
  * debug). `child(fields)` adds fields (request id, route) to every line.
  * Writes to stdout, or appends to LOG_FILE. Never pass secrets, tokens,
  * passwords or codes as fields: `redact` below drops known secret keys as a

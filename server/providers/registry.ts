@@ -1,5 +1,5 @@
 /**
- * The eighteen providers and the two steps every one of them takes on the
+ * Every provider and the two steps every one of them takes on the
  * client library: the authorization URL (`client.authCode.authorizeUrl`) and
  * the callback (`client.authCode.getToken`, ID-token verification, user info).
  */
@@ -198,7 +198,7 @@ export class ProviderRegistry {
     return this.#providers.get(name.toLowerCase() as ProviderName);
   }
 
-  /** Whether `name` is one of the eighteen providers at all. */
+  /** Whether `name` is one of the providers at all. */
   static known(name: string): name is ProviderName {
     return Object.hasOwn(PROVIDER_SPECS, name.toLowerCase());
   }

@@ -2,7 +2,7 @@
  * Timestamps in and out of text without V8's general-purpose date code on the
  * hot paths: every user JSON carries up to a dozen of them, and
  * `Date.prototype.toISOString` (formatted through C `snprintf`) and
- * `new Date(text)` were a tenth of the server's CPU on `GET /user`
+ * `new Date(text)` cost a noticeable share of the server's CPU on `GET /user`
  * (bench/README.md). Both give exactly what the built-ins give.
  */
 

@@ -1,6 +1,6 @@
 /**
- * The TypeScript surface of spec/client-api.md, written out as that page
- * spells it: code written against the page must type-check against mod.ts
+ * The public TypeScript surface of mod.ts, written out name by name as the
+ * client API was designed: code written against it must type-check against mod.ts
  * (`deno test` type-checks this file), and every member must exist at run time.
  */
 import assert from "node:assert/strict";

@@ -46,7 +46,7 @@ Deno.test("URL resolution: a path never reaches another host", async () => {
     });
   }
   assert.equal(other.requests.length, 0);
-  // an absolute URL is still sent as given (spec 5.4: the caller's allowlist)
+  // an absolute URL is still sent as given (the caller's allowlist: docs/client.md, "Limits")
   const abs = await c.request("get", `${other.url}/x`);
   assert.equal((abs.parsed as { reached: string }).reached, "other");
 });

@@ -1,4 +1,4 @@
-/** Provider quirks the spec names, served by local stubs. */
+/** Provider quirks (docs/client.md, "The grants"), served by local stubs. */
 import assert from "node:assert/strict";
 import { Client, ConnectionError, OAuthError, SnakyHash } from "../../mod.ts";
 import { json, startStub } from "./_stub.ts";

@@ -1,4 +1,4 @@
-/** SnakyHash, its Serializer, and response parsing (spec 2.4). */
+/** SnakyHash, its Serializer, and response parsing (docs/client.md). */
 import assert from "node:assert/strict";
 import { OAuthResponse, Serializer, snakeCase, SnakyHash } from "../../mod.ts";
 

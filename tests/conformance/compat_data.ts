@@ -37,7 +37,8 @@ export const ENDPOINTS: Endpoint[] = [
     path: "/resend",
     gotrue: "200",
     ours: "200",
-    note: "we always answer {message_id} (spec 2.4); GoTrue answers {} unless an SMS went out",
+    note:
+      "we always answer {message_id} (docs/server/email.md); GoTrue answers {} unless an SMS went out",
   },
   { method: "POST", path: "/magiclink", gotrue: "200", ours: "200" },
   { method: "POST", path: "/otp", gotrue: "200", ours: "200" },
@@ -143,7 +144,7 @@ export const ENDPOINTS: Endpoint[] = [
     path: "/admin/users/:user_id",
     gotrue: "",
     ours: "200",
-    note: "spec 4: creates with that id, or updates",
+    note: "creates with that id, or updates (docs/server/api.md)",
   },
   { method: "DELETE", path: "/admin/users/:user_id", gotrue: "200", ours: "200" },
   { method: "GET", path: "/admin/users/:user_id/factors", gotrue: "200", ours: "200" },
@@ -313,7 +314,7 @@ export const EXTRA_DIFFERENCES: { topic: string; reason: string }[] = [
   {
     topic: "POST /resend answer",
     reason:
-      "always {message_id} (spec 2.4), whether or not anything was sent; GoTrue answers {} unless an SMS went out",
+      "always {message_id} (docs/server/email.md), whether or not anything was sent; GoTrue answers {} unless an SMS went out",
   },
   {
     topic: "redirect fragments",
@@ -322,7 +323,7 @@ export const EXTRA_DIFFERENCES: { topic: string; reason: string }[] = [
   {
     topic: "sign-up of an unconfirmed address",
     reason:
-      "answered with a fabricated user like a fresh sign-up (no account enumeration, spec 4/7); GoTrue answers the stored user",
+      "answered with a fabricated user like a fresh sign-up (no account enumeration: docs/security.md); GoTrue answers the stored user",
   },
   {
     topic: "SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD",

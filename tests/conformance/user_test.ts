@@ -185,7 +185,7 @@ conformance("user_test.go", {
   }),
   differs(
     "TestUserUpdatePassword/No need reauthentication because recently logged in",
-    "a password change needs the nonce whenever SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION is on (spec 5.6); GoTrue waives it for sessions younger than 24 h",
+    "a password change needs the nonce whenever SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION is on (docs/server/email.md); GoTrue waives it for sessions younger than 24 h",
     async (e) => {
       const s = await e.session();
       const r = await e.call("PUT", "/user", { password: "newpassword123" }, s.access_token);

@@ -89,7 +89,7 @@ export const WRITES_ON_REFUSAL: Record<string, { tables: string[]; why: string }
   },
   "POST /token grant_type=refresh_token": {
     tables: ["refresh_tokens", "sessions", "users"],
-    why: "a reused refresh token revokes its whole session (spec 5.5, theft detection)",
+    why: "a reused refresh token revokes its whole session (RFC 9700 §4.14.2, theft detection)",
   },
 };
 

@@ -1,6 +1,6 @@
 /**
  * Concurrency across two server processes on one PostgreSQL namespace, the
- * way replicas run: one refresh token exchanged many times at once (spec 5.5:
+ * way replicas run: one refresh token exchanged many times at once (docs/server/api.md:
  * every success carries the same child), parallel sign-ups of one address
  * (one user), and the e-mail limit counted across both processes.
  */
@@ -85,7 +85,7 @@ async function withTwoProcesses(fn: (p: Pair) => Promise<void>): Promise<void> {
 Deno.test("concurrency across two processes: refresh races, duplicate sign-ups, e-mail limit", async (t) => {
   await withTwoProcesses(async ({ a, b, db, smtp, admin }) => {
     await t.step(
-      "one refresh token exchanged 20 times at once gives one child (spec 5.5)",
+      "one refresh token exchanged 20 times at once gives one child",
       async () => {
         const up = await call(a.url, "POST", "/signup", {
           email: "race@example.com",

@@ -3,16 +3,16 @@
  *
  * Single statements (autocommit) issued in the same tick go to the same
  * connection while it takes them, so they leave in one write (one syscall and
- * one wake-up of the backend for the batch instead of one per query: this was
- * a fifth of the server's CPU on `GET /user`, bench/README.md). Otherwise a
+ * one wake-up of the backend for the batch instead of one per query;
+ * bench/README.md, "Pipelining"). Otherwise a
  * statement goes to the first connection, in opening order, with fewer than
  * `spillAt` queries in flight; only when every connection has that many does
  * the pool open another (up to `shared`), and beyond that it pipelines onto the
  * least busy one. A few connections kept busy answer more queries, with less
  * CPU on both sides, than one connection per query in flight: each statement
  * sent to an idle connection costs a write and a backend wake-up of its own
- * (spreading over idle connections cost PostgreSQL about a third more CPU per
- * `GET /user`; bench/README.md, "Pipelining"). Transactions and
+ * (spreading over idle connections costs PostgreSQL more CPU per query;
+ * bench/README.md, "Pipelining"). Transactions and
  * `withConnection` reserve a connection for themselves; the pool opens more,
  * up to `max`, for them.
  *

@@ -2,8 +2,8 @@
  * Port of ruby-oauth/oauth2 spec/oauth2/error_spec.rb: one Deno test per
  * example, named "error_spec.rb: <context> <example>".
  *
- * Documented differences: `OAuthError` takes an `OAuthResponse` (the spec's
- * "response: always present"), so the contexts building an error from a bare
+ * Documented differences: `OAuthError` takes an `OAuthResponse` (it always
+ * has a response), so the contexts building an error from a bare
  * Ruby Hash or Array are not ported; a body is always text (no Ruby Hash
  * body, StirredHash or XmledString). Bodies are decoded as UTF-8, so an
  * emoji stays an emoji where Ruby's ASCII-8BIT re-encoding replaced it with

@@ -5,12 +5,12 @@
  * Documented differences: a response is built from a fetch `Response`
  * (`OAuthResponse.from`), not a Faraday double; `contentType` is null when
  * the header is missing (the gem: "" with headers, nil without); a body of
- * another content type parses to the body string (the project spec, rule
- * 2.4.4; the gem: nil); `parsed.key(v)` (Ruby's reverse lookup) is read from
+ * another content type parses to the body string (docs/client.md,
+ * "Requests, responses and errors"; the gem: nil); `parsed.key(v)` (Ruby's reverse lookup) is read from
  * the entries; `snakyHashClass` must be SnakyHash or a subclass (the gem
  * takes any Hash class); Ruby symbol access (`h[:k]`) is the same string key;
  * the serializer's extension registries (`dump_value_extensions.add(:name)`)
- * are the hook arrays of the client API spec (`dumpValueHooks.push`).
+ * are the hook arrays of our Serializer (`dumpValueHooks.push`).
  * Not ported: XML parsing (multi_xml; the library has no XML dependency:
  * register a parser for it), a body that is already a Ruby Hash, and
  * parser blocks of arity 0/3 (a JS function ignores extra or missing
@@ -140,7 +140,7 @@ Deno.test(`${S}: #parsed parses application/problem+json body`, async () => {
   assert.equal(p.title, "Not Found");
 });
 const HTML = "<!DOCTYPE html><html><head></head><body></body></html>";
-Deno.test(`${S}: #parsed doesn't try to parse other content-types (the body string: project spec 2.4.4)`, async () => {
+Deno.test(`${S}: #parsed doesn't try to parse other content-types (the body string: docs/client.md)`, async () => {
   assert.equal((await from(HTML, { "Content-Type": "text/html" })).parsed, HTML);
 });
 Deno.test(`${S}: #parsed snakecases json keys when parsing`, async () => {

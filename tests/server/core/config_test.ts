@@ -18,7 +18,7 @@ function problems(env: Record<string, string>): string[] {
   return [];
 }
 
-Deno.test("defaults of the spec with only the required settings; the config is frozen", () => {
+Deno.test("documented defaults with only the required settings; the config is frozen", () => {
   const { config } = readConfig(MIN);
   assert.equal(config.api.port, 8081);
   assert.equal(config.api.host, "0.0.0.0");
@@ -141,7 +141,7 @@ Deno.test("inherited multi-instance and group settings are accepted and reported
   assert.ok(deprecations.some((d) => d.startsWith("AUTHSVC_OPERATOR_TOKEN is deprecated")));
   assert.ok(deprecations.some((d) => d.startsWith("AUTHSVC_API_ENDPOINT is deprecated")));
   assert.deepEqual(readConfig(MIN).deprecations, []);
-  // group data in JWTs (spec 5.9): accepted, without effect, and said so
+  // group data in JWTs (inherited from GoTrue): accepted, without effect, and said so
   const group = readConfig({ ...MIN, AUTHSVC_JWT_ADMIN_GROUP_NAME: "admins" });
   assert.equal(group.deprecations.length, 1);
   assert.match(group.deprecations[0], /^AUTHSVC_JWT_ADMIN_GROUP_NAME is deprecated/);
@@ -177,7 +177,7 @@ Deno.test(".env and the environment: the environment wins; a missing file is no 
   }
 });
 
-Deno.test("every setting spec 2.5 names is read (and so documented), each under its right name", () => {
+Deno.test("every documented setting is read (and so listed in docs/settings.md), under its right name", () => {
   const specNames = [
     "SITE_URL",
     "URI_ALLOW_LIST",
@@ -274,7 +274,7 @@ Deno.test("every setting spec 2.5 names is read (and so documented), each under 
       "MFA_FACTOR_UNENROLLED",
     ]
   ) specNames.push(`AUTHSVC_MAILER_NOTIFICATIONS_${n}_ENABLED`);
-  // no prefix (spec: "(no prefix)", OTEL_* and DEBUG)
+  // no prefix (docs/settings.md: PORT, DATABASE_URL, LOG_LEVEL, OTEL_* and DEBUG)
   specNames.push(
     "PORT",
     "DATABASE_URL",

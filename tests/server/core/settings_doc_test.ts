@@ -8,7 +8,7 @@ Deno.test("docs/settings.md is up to date with server/config.ts", async () => {
     committed === fresh,
     "docs/settings.md is out of date: run `deno run -A scripts/settings_doc.ts` and commit it",
   );
-  // every spec setting is in the table, with its type and default
+  // every setting config.ts reads is in the table, with its type and default
   for (
     const name of [
       "AUTHSVC_SITE_URL",
