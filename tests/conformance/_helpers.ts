@@ -18,10 +18,11 @@
  */
 import assert from "node:assert/strict";
 import { startTestServer, type TestServer, type TestServerOptions } from "../helpers/server.ts";
+import { call } from "../helpers/http.ts";
 import { startSmtp, type TestSmtp } from "../helpers/smtp.ts";
 import { type SmsFake, startSmsFake } from "../helpers/sms_fakes.ts";
-import { TestClock } from "../server/phone/helpers.ts";
-import { totpAt } from "../server/mfa/_util.ts";
+import { TestClock } from "../server/phone/_helpers.ts";
+import { totpAt } from "../server/mfa/_helpers.ts";
 
 export { assert, TestClock, totpAt };
 
@@ -116,23 +117,14 @@ async function request(
   token?: string,
   headers: Record<string, string> = {},
 ): Promise<Answer> {
-  const h: Record<string, string> = { ...headers };
-  if (body !== undefined && typeof body !== "string") h["content-type"] ??= "application/json";
-  if (token) h.authorization = `Bearer ${token}`;
-  const res = await srv.fetch(path, {
-    method,
-    headers: h,
-    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-    redirect: "manual",
+  const raw = typeof body === "string" ? body : undefined;
+  const r = await call(srv, method, path, {
+    body: raw === undefined ? body : undefined,
+    raw,
+    token,
+    headers,
   });
-  const text = await res.text();
-  let parsed: J = {};
-  try {
-    parsed = text ? JSON.parse(text) : {};
-  } catch {
-    parsed = {};
-  }
-  return { status: res.status, body: parsed, headers: res.headers, text };
+  return { status: r.status, body: r.body, headers: r.headers, text: r.text };
 }
 
 /** Builds the helpers of one group. */

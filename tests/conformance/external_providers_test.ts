@@ -5,7 +5,7 @@
  * documents it.
  */
 import { type ProviderFake, startProviderFake } from "../helpers/provider_fakes.ts";
-import { defaultUser, REDIRECT_URI, signIn } from "../server/providers/_util.ts";
+import { defaultUser, REDIRECT_URI, signIn } from "../server/providers/_helpers.ts";
 import { assert, conformance, differs, type Env, pkcePair, ported } from "./_helpers.ts";
 
 interface Spec {

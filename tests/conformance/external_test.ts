@@ -1,6 +1,6 @@
 /** Cases ported from supabase/auth internal/api/external_test.go. */
 import { startProviderFake } from "../helpers/provider_fakes.ts";
-import { defaultUser, REDIRECT_URI } from "../server/providers/_util.ts";
+import { defaultUser, REDIRECT_URI } from "../server/providers/_helpers.ts";
 import { assert, assertError, conformance, ported } from "./_helpers.ts";
 
 conformance("external_test.go", {}, [

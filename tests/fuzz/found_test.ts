@@ -3,9 +3,10 @@
  * HTTP API: a request answered with an error must leave no row behind.
  */
 import assert from "node:assert/strict";
-import { call, postJson, startTestServer, type TestServer } from "../helpers/server.ts";
-import { withEmail } from "../server/email/helpers.ts";
-import { withPhoneServer } from "../server/phone/helpers.ts";
+import { postJson, startTestServer, type TestServer } from "../helpers/server.ts";
+import { withEmail } from "../server/email/_helpers.ts";
+import { withPhoneServer } from "../server/phone/_helpers.ts";
+import { call } from "../helpers/http.ts";
 
 const CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 
@@ -18,13 +19,10 @@ async function rows(srv: TestServer, table: string): Promise<number> {
 
 async function confirmed(srv: TestServer, email: string, password = "Found-pw-1234") {
   const admin = await srv.serviceRoleToken();
-  const r = await call(
-    srv,
-    "POST",
-    "/admin/users",
-    { email, password, email_confirm: true },
-    admin,
-  );
+  const r = await call(srv, "POST", "/admin/users", {
+    body: { email, password, email_confirm: true },
+    token: admin,
+  });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return r.body.id as string;
 }
@@ -57,7 +55,10 @@ Deno.test("found: PUT /user with a new phone and a weak password sends no code a
     assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
     const token = signIn.body.access_token as string;
     const before = { otp: await rows(srv, "one_time_tokens"), sent: await rows(srv, "send_log") };
-    const r = await call(srv, "PUT", "/user", { phone: "+15550001234", password: "short" }, token);
+    const r = await call(srv, "PUT", "/user", {
+      body: { phone: "+15550001234", password: "short" },
+      token: token,
+    });
     assert.equal(r.status, 422, JSON.stringify(r.body));
     assert.equal(r.body.error_code, "weak_password");
     assert.deepEqual(
@@ -65,7 +66,7 @@ Deno.test("found: PUT /user with a new phone and a weak password sends no code a
       before,
     );
     assert.equal(sms.messages.length, 0, "a code went out");
-    const me = await call(srv, "GET", "/user", undefined, token);
+    const me = await call(srv, "GET", "/user", { token: token });
     assert.equal(me.body.new_phone ?? "", "", "a phone change is pending");
   });
 });

@@ -15,6 +15,7 @@ import { dropNamespaceObjects } from "./bench_process.ts";
 import type { Clock } from "../../server/auth/clock.ts";
 import { Logger } from "../../server/observe/log.ts";
 import type { Services } from "../../server/services.ts";
+import { call } from "./http.ts";
 
 /** The JWT secret every test server uses. */
 export const TEST_JWT_SECRET = "test-secret-that-is-long-enough-for-hs256-0123456789";
@@ -147,37 +148,13 @@ export async function startTestServer(
   };
 }
 
-/** POSTs JSON and returns status and parsed body. */
+/** POSTs JSON and returns status, parsed body and headers (redirects followed). */
 export async function postJson(
   srv: TestServer,
   path: string,
   body: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
-  const res = await srv.fetch(path, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...headers },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : {}, headers: res.headers };
-}
-
-/** Sends a request with a JSON body (any method, optional bearer token); returns status, parsed body, headers. */
-export async function call(
-  srv: TestServer,
-  method: string,
-  path: string,
-  body?: unknown,
-  token?: string,
-): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const res = await srv.fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : {}, headers: res.headers };
+  const r = await call(srv, "POST", path, { body, headers, redirect: "follow" });
+  return { status: r.status, body: r.body, headers: r.headers };
 }

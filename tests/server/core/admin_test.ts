@@ -1,15 +1,19 @@
 import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
-import { bearer, call, email, passwordGrant, refreshGrant, signUpSession } from "./_util.ts";
+import { passwordGrant, refreshGrant, signUpSession } from "./_helpers.ts";
+import { bearer, call, uniqueEmail } from "../../helpers/http.ts";
 
 async function admin(srv: TestServer, method: string, path: string, body?: unknown) {
-  return await call(srv, method, path, body, bearer(await srv.serviceRoleToken()));
+  return await call(srv, method, path, {
+    body: body,
+    headers: bearer(await srv.serviceRoleToken()),
+  });
 }
 
 Deno.test("admin create, get, update, ban, unban and delete users", async () => {
   const srv = await startTestServer({});
   try {
-    const a = email("adm");
+    const a = uniqueEmail("adm");
     let r = await admin(srv, "POST", "/admin/users", {
       email: a,
       password: "secret-pw-1",
@@ -87,7 +91,7 @@ Deno.test("admin POST /admin/users/<id> creates with that id, then updates; soft
   const srv = await startTestServer({});
   try {
     const id = crypto.randomUUID();
-    const a = email("byid");
+    const a = uniqueEmail("byid");
     let r = await admin(srv, "POST", `/admin/users/${id}`, { email: a, email_confirm: true });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.id, id);
@@ -115,7 +119,7 @@ Deno.test("admin imports bcrypt and argon2 hashes; sign-in rehashes them to bcry
     const argon2id = "$argon2id$v=19$m=16,t=2,p=1$c29tZXNhbHRzYWx0$QCnDQmg7/BaoPZBy+6fY7A";
     let r;
     for (const hash of [bcrypt2y, argon2id]) {
-      const a = email("imp");
+      const a = uniqueEmail("imp");
       r = await admin(srv, "POST", "/admin/users", {
         email: a,
         password_hash: hash,
@@ -130,11 +134,14 @@ Deno.test("admin imports bcrypt and argon2 hashes; sign-in rehashes them to bcry
       assert.equal((await passwordGrant(srv, { email: a, password: "password" })).status, 200);
     }
 
-    r = await admin(srv, "POST", "/admin/users", { email: email(), password_hash: "md5:abc" });
+    r = await admin(srv, "POST", "/admin/users", {
+      email: uniqueEmail("u"),
+      password_hash: "md5:abc",
+    });
     assert.equal(r.status, 400);
     assert.match(String(r.body.msg), /password_hash/);
     r = await admin(srv, "POST", "/admin/users", {
-      email: email(),
+      email: uniqueEmail("u"),
       password: "secret-pw-1",
       password_hash: bcrypt2y,
     });
@@ -180,7 +187,7 @@ Deno.test("admin endpoints refuse non-admins and name bad input", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
   try {
     const user = await signUpSession(srv);
-    let r = await call(srv, "GET", "/admin/users", undefined, bearer(user.access_token));
+    let r = await call(srv, "GET", "/admin/users", { headers: bearer(user.access_token) });
     assert.equal(r.status, 403);
     assert.equal(r.body.error_code, "not_admin");
     r = await call(srv, "GET", "/admin/users");
@@ -194,17 +201,20 @@ Deno.test("admin endpoints refuse non-admins and name bad input", async () => {
     assert.equal(r.status, 404);
     for (const ban of ["forever", "9999999999h", "-1h"]) {
       // beyond Go's longest duration (2562047h) is refused like GoTrue does, not a 500
-      r = await admin(srv, "POST", "/admin/users", { email: email(), ban_duration: ban });
+      r = await admin(srv, "POST", "/admin/users", { email: uniqueEmail("u"), ban_duration: ban });
       assert.equal(r.status, 400, ban);
       assert.match(String(r.body.msg), /ban_duration/);
     }
-    r = await admin(srv, "POST", "/admin/users", { email: email(), ban_duration: "876000h" });
+    r = await admin(srv, "POST", "/admin/users", {
+      email: uniqueEmail("u"),
+      ban_duration: "876000h",
+    });
     assert.equal(r.status, 200); // a hundred years, the usual "for good"
     assert.ok(Date.parse(String(r.body.banned_until)) > Date.now() + 99 * 365 * 86400_000);
-    r = await admin(srv, "POST", "/admin/users", { email: email(), email_confirm: "yes" });
+    r = await admin(srv, "POST", "/admin/users", { email: uniqueEmail("u"), email_confirm: "yes" });
     assert.equal(r.status, 400);
     assert.match(String(r.body.msg), /email_confirm/);
-    r = await admin(srv, "POST", "/admin/users", { email: email(), user_metadata: [1] });
+    r = await admin(srv, "POST", "/admin/users", { email: uniqueEmail("u"), user_metadata: [1] });
     assert.match(String(r.body.msg), /user_metadata/);
     r = await admin(srv, "POST", "/admin/users", {});
     assert.equal(r.status, 400); // GoTrue's adminUserCreate
@@ -215,7 +225,7 @@ Deno.test("admin endpoints refuse non-admins and name bad input", async () => {
     });
     assert.equal(del.status, 400);
     assert.equal((await del.json()).error_code, "bad_json");
-    r = await admin(srv, "POST", "/admin/users", { email: email(), id: "nope" });
+    r = await admin(srv, "POST", "/admin/users", { email: uniqueEmail("u"), id: "nope" });
     assert.match(String(r.body.msg), /ID must conform to the uuid v4 format/);
     r = await admin(srv, "POST", "/admin/users", { phone: "12" + "3".repeat(20) });
     assert.equal(r.status, 422);

@@ -2,13 +2,13 @@
 import assert from "node:assert/strict";
 import { GoTrueAdminApi, GoTrueClient } from "../../helpers/deps.ts";
 import { startTestServer } from "../../helpers/server.ts";
-import { email } from "./_util.ts";
+import { uniqueEmail } from "../../helpers/http.ts";
 
 Deno.test("auth-js: sign-up, sign-in, refresh, get and update the user, sign-out", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
   const client = new GoTrueClient({ url: srv.url, persistSession: false, autoRefreshToken: false });
   try {
-    const address = email("js");
+    const address = uniqueEmail("js");
     const up = await client.signUp({
       email: address,
       password: "secret-pw-1",
@@ -66,7 +66,7 @@ Deno.test("auth-js admin: create, list, get, update and delete users", async () 
     const created = [];
     for (let i = 0; i < 3; i++) {
       const r = await admin.createUser({
-        email: email(`adm${i}`),
+        email: uniqueEmail(`adm${i}`),
         password: "secret-pw-1",
         email_confirm: true,
         user_metadata: { n: i },

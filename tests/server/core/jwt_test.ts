@@ -5,7 +5,8 @@ import { readConfig } from "../../../server/config.ts";
 import { JwtService } from "../../../server/auth/jwt.ts";
 import { ApiError } from "../../../server/api/errors.ts";
 import { BASE_ENV, startTestServer, TEST_JWT_SECRET } from "../../helpers/server.ts";
-import { email, signUpSession } from "./_util.ts";
+import { signUpSession } from "./_helpers.ts";
+import { uniqueEmail } from "../../helpers/http.ts";
 
 async function keyPair(alg: string, kid: string, sign: boolean) {
   const { privateKey } = await jose.generateKeyPair(alg, {
@@ -218,7 +219,7 @@ Deno.test("a server with a key set: /.well-known/jwks.json verifies the tokens i
     AUTHSVC_JWT_KEYS: JSON.stringify([signing]),
   });
   try {
-    const s = await signUpSession(srv, email("jwks"));
+    const s = await signUpSession(srv, uniqueEmail("jwks"));
     const jwks = await (await srv.fetch("/.well-known/jwks.json")).json();
     const { payload, protectedHeader } = await jose.jwtVerify(
       s.access_token,

@@ -1,9 +1,10 @@
-/** Refresh-token rotation and reuse detection (spec 5.5), in one process and across two. */
+/** Refresh-token rotation and reuse detection (RFC 9700 §4.14.2), in one process and across two. */
 import assert from "node:assert/strict";
 import { dropNamespace, startTestServer, testDatabaseUrl } from "../../helpers/server.ts";
 import { startServerProcess } from "../../helpers/process.ts";
 import { openDb } from "../../../server/db/db.ts";
-import { email, refreshGrant, signUpSession } from "./_util.ts";
+import { refreshGrant, signUpSession } from "./_helpers.ts";
+import { uniqueEmail } from "../../helpers/http.ts";
 
 /** A clock a test can move forward. */
 function movableClock() {
@@ -127,7 +128,10 @@ Deno.test({
         body: JSON.stringify(body),
       }).then(async (r) => ({ status: r.status, body: await r.json() }));
     try {
-      const signUp = await post(a.url, "/signup", { email: email("two"), password: "secret-pw-1" });
+      const signUp = await post(a.url, "/signup", {
+        email: uniqueEmail("two"),
+        password: "secret-pw-1",
+      });
       assert.equal(signUp.status, 200, JSON.stringify(signUp.body));
       const parent = signUp.body.refresh_token as string;
       const exchange = (i: number) =>

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { postJson, startTestServer } from "../../helpers/server.ts";
 import { SMTPServer } from "../../helpers/deps.ts";
-import { call, email, type Json, passwordGrant, signUpSession } from "./_util.ts";
+import { passwordGrant, signUpSession } from "./_helpers.ts";
 import { onSignup } from "../../../server/api/signup.ts";
+import { call, type Json, uniqueEmail } from "../../helpers/http.ts";
 
 Deno.test("signup with autoconfirm on answers a session whose user has an email identity", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
   try {
-    const address = email("Auto").toUpperCase();
+    const address = uniqueEmail("Auto").toUpperCase();
     const r = await postJson(srv, "/signup", {
       email: address,
       password: "secret-pw-1",
@@ -47,7 +48,7 @@ Deno.test("signup with autoconfirm on answers a session whose user has an email 
 Deno.test("signup with autoconfirm off answers the user; a known address gets a fabricated one", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "false" });
   try {
-    const address = email("manual");
+    const address = uniqueEmail("manual");
     const r = await postJson(srv, "/signup", { email: address, password: "secret-pw-1" });
     assert.equal(r.status, 200);
     assert.equal(r.body.access_token, undefined);
@@ -79,7 +80,7 @@ Deno.test("signup hooks run when autoconfirm is off; a failing hook undoes the s
       if (user.email?.startsWith("fail")) throw new Error("mail server down");
       return await s.users.update(user.id, { confirmation_sent_at: s.clock.now() }) ?? undefined;
     });
-    const a = email("hook");
+    const a = uniqueEmail("hook");
     const r = await postJson(srv, "/signup", { email: a, password: "secret-pw-1" });
     assert.equal(r.status, 200);
     assert.ok(r.body.confirmation_sent_at);
@@ -88,7 +89,7 @@ Deno.test("signup hooks run when autoconfirm is off; a failing hook undoes the s
     assert.ok(dup.body.confirmation_sent_at);
     assert.deepEqual(seen, [`${a}:false`, `${a}:true`]);
 
-    const f = email("fail");
+    const f = uniqueEmail("fail");
     const bad = await postJson(srv, "/signup", { email: f, password: "secret-pw-1" });
     assert.equal(bad.status, 500);
     assert.equal(await srv.services.users.findByEmail(f), null);
@@ -137,31 +138,31 @@ Deno.test("signup refusals: disabled sign-ups, disabled providers, weak password
     AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
   });
   try {
-    let r = await postJson(off, "/signup", { email: email(), password: "secret-pw-1" });
+    let r = await postJson(off, "/signup", { email: uniqueEmail("u"), password: "secret-pw-1" });
     assert.equal(r.status, 422);
     assert.equal(r.body.error_code, "signup_disabled");
-    r = await postJson(noEmail, "/signup", { email: email(), password: "secret-pw-1" });
+    r = await postJson(noEmail, "/signup", { email: uniqueEmail("u"), password: "secret-pw-1" });
     assert.equal(r.body.error_code, "email_provider_disabled");
     r = await postJson(noEmail, "/signup", { phone: "15551234567", password: "secret-pw-1" });
     assert.equal(r.body.error_code, "phone_provider_disabled");
     r = await postJson(noEmail, "/signup", {});
     assert.equal(r.body.error_code, "anonymous_provider_disabled");
 
-    r = await postJson(strict, "/signup", { email: email(), password: "short" });
+    r = await postJson(strict, "/signup", { email: uniqueEmail("u"), password: "short" });
     assert.equal(r.status, 422);
     assert.equal(r.body.error_code, "weak_password");
     assert.deepEqual((r.body.weak_password as { reasons: string[] }).reasons, [
       "length",
       "characters",
     ]);
-    r = await postJson(strict, "/signup", { email: email(), password: "longenough1" });
+    r = await postJson(strict, "/signup", { email: uniqueEmail("u"), password: "longenough1" });
     assert.equal(r.body.error_code, "weak_password"); // no character of "abc:"
-    r = await postJson(strict, "/signup", { email: email(), password: "longenough1:" });
+    r = await postJson(strict, "/signup", { email: uniqueEmail("u"), password: "longenough1:" });
     assert.equal(r.status, 200);
     r = await postJson(strict, "/signup", { email: "not-an-address", password: "longenough1:" });
     assert.equal(r.status, 400);
     assert.match(String(r.body.msg), /email/);
-    r = await postJson(strict, "/signup", { email: email() });
+    r = await postJson(strict, "/signup", { email: uniqueEmail("u") });
     assert.equal(r.status, 422);
     assert.match(String(r.body.msg), /password/);
     r = await postJson(strict, "/signup", { email: 42, password: "x" });
@@ -177,13 +178,18 @@ Deno.test("signup refusals: disabled sign-ups, disabled providers, weak password
     const au = anon.body.user as Record<string, unknown>;
     assert.equal(au.is_anonymous, true);
     assert.equal(au.email, "");
-    const me = await call(strict, "GET", "/user", undefined, {
-      authorization: `Bearer ${anon.body.access_token}`,
+    const me = await call(strict, "GET", "/user", {
+      headers: {
+        authorization: `Bearer ${anon.body.access_token}`,
+      },
     });
     assert.equal(me.status, 200);
     assert.equal(me.body.is_anonymous, true);
-    const pw = await call(strict, "PUT", "/user", { password: "longenough1:" }, {
-      authorization: `Bearer ${anon.body.access_token}`,
+    const pw = await call(strict, "PUT", "/user", {
+      body: { password: "longenough1:" },
+      headers: {
+        authorization: `Bearer ${anon.body.access_token}`,
+      },
     });
     assert.equal(pw.status, 422);
     assert.match(String(pw.body.msg), /anonymous/);
@@ -207,7 +213,7 @@ Deno.test("signup refusals: disabled sign-ups, disabled providers, weak password
 Deno.test("parallel sign-ups of one address make one user", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "false" });
   try {
-    const a = email("race");
+    const a = uniqueEmail("race");
     const answers = await Promise.all(
       Array.from(
         { length: 6 },
@@ -228,7 +234,7 @@ Deno.test("parallel sign-ups of one address make one user", async () => {
 Deno.test("signed-up users can sign in (helper sanity with autoconfirm)", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
   try {
-    const a = email();
+    const a = uniqueEmail("u");
     await signUpSession(srv, a);
     const r = await passwordGrant(srv, { email: a, password: "secret-pw-1" });
     assert.equal(r.status, 200);
@@ -290,9 +296,9 @@ Deno.test("a known address's sign-up answers like a fresh one: members, timestam
     };
   };
   try {
-    const known = email("known");
+    const known = uniqueEmail("known");
     const fresh = await timed(known);
-    await timed(email("fresh"));
+    await timed(uniqueEmail("fresh"));
     const unconfirmed = await timed(known); // its confirmation mail is sent again
     await srv.db.query(
       `UPDATE ${srv.db.t("users")} SET email_confirmed_at = now() WHERE email = $1`,
@@ -333,8 +339,8 @@ Deno.test("over the e-mail send cap a known address is refused like a new one, n
     clock: { now: () => new Date(at) },
   });
   try {
-    const known = email("capped");
-    for (const address of [known, email("second")]) {
+    const known = uniqueEmail("capped");
+    for (const address of [known, uniqueEmail("second")]) {
       const r = await postJson(srv, "/signup", { email: address, password: "secret-pw-1" });
       assert.equal(r.status, 200, JSON.stringify(r.body));
     }
@@ -343,7 +349,7 @@ Deno.test("over the e-mail send cap a known address is refused like a new one, n
       [known],
     );
     const fresh = await postJson(srv, "/signup", {
-      email: email("third"),
+      email: uniqueEmail("third"),
       password: "secret-pw-1",
     });
     const dup = await postJson(srv, "/signup", { email: known, password: "secret-pw-1" });

@@ -1,18 +1,22 @@
 import assert from "node:assert/strict";
 import { postJson, startTestServer } from "../../helpers/server.ts";
-import { bearer, call, email, passwordGrant, refreshGrant, signUpSession } from "./_util.ts";
+import { passwordGrant, refreshGrant, signUpSession } from "./_helpers.ts";
+import { bearer, call, uniqueEmail } from "../../helpers/http.ts";
 
 Deno.test("password grant: right password signs in; wrong password and unknown user answer alike", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
   try {
-    const a = email("pw");
+    const a = uniqueEmail("pw");
     await signUpSession(srv, a);
     const ok = await passwordGrant(srv, { email: a.toUpperCase(), password: "secret-pw-1" });
     assert.equal(ok.status, 200);
     assert.equal((ok.body.user as { email: string }).email, a);
     assert.ok((ok.body.user as { last_sign_in_at?: string }).last_sign_in_at);
     const wrong = await passwordGrant(srv, { email: a, password: "nope-nope" });
-    const unknown = await passwordGrant(srv, { email: email("ghost"), password: "nope-nope" });
+    const unknown = await passwordGrant(srv, {
+      email: uniqueEmail("ghost"),
+      password: "nope-nope",
+    });
     assert.equal(wrong.status, 400);
     assert.deepEqual(wrong.body, unknown.body);
     assert.deepEqual(wrong.body, {
@@ -91,26 +95,29 @@ Deno.test("refresh_token grant rotates; unknown grant types and bad bodies are n
 Deno.test("GET and PUT /user: metadata merge, password change, same_password, sessions", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
   try {
-    const a = email("me");
+    const a = uniqueEmail("me");
     const s = await signUpSession(srv, a);
     const other = await passwordGrant(srv, { email: a, password: "secret-pw-1" });
     const h = bearer(s.access_token);
-    const me = await call(srv, "GET", "/user", undefined, h);
+    const me = await call(srv, "GET", "/user", { headers: h });
     assert.equal(me.status, 200);
     assert.equal(me.body.email, a);
     assert.equal((me.body.identities as unknown[]).length, 1);
 
-    let up = await call(srv, "PUT", "/user", { data: { a: 1, b: 2 } }, h);
+    let up = await call(srv, "PUT", "/user", { body: { data: { a: 1, b: 2 } }, headers: h });
     assert.equal(up.status, 200);
-    up = await call(srv, "PUT", "/user", { data: { b: null, c: 3 } }, h);
+    up = await call(srv, "PUT", "/user", { body: { data: { b: null, c: 3 } }, headers: h });
     assert.deepEqual(up.body.user_metadata, { a: 1, c: 3 });
 
-    const same = await call(srv, "PUT", "/user", { password: "secret-pw-1" }, h);
+    const same = await call(srv, "PUT", "/user", { body: { password: "secret-pw-1" }, headers: h });
     assert.equal(same.status, 422);
     assert.equal(same.body.error_code, "same_password");
-    const weak = await call(srv, "PUT", "/user", { password: "x" }, h);
+    const weak = await call(srv, "PUT", "/user", { body: { password: "x" }, headers: h });
     assert.equal(weak.body.error_code, "weak_password");
-    const changed = await call(srv, "PUT", "/user", { password: "new-secret-2" }, h);
+    const changed = await call(srv, "PUT", "/user", {
+      body: { password: "new-secret-2" },
+      headers: h,
+    });
     assert.equal(changed.status, 200);
     assert.equal((await passwordGrant(srv, { email: a, password: "secret-pw-1" })).status, 400);
     assert.equal((await passwordGrant(srv, { email: a, password: "new-secret-2" })).status, 200);
@@ -121,10 +128,10 @@ Deno.test("GET and PUT /user: metadata merge, password change, same_password, se
     const noAuth = await call(srv, "GET", "/user");
     assert.equal(noAuth.status, 401);
     assert.equal(noAuth.body.error_code, "no_authorization");
-    const badJwt = await call(srv, "GET", "/user", undefined, bearer("a.b.c"));
+    const badJwt = await call(srv, "GET", "/user", { headers: bearer("a.b.c") });
     assert.equal(badJwt.status, 403);
     assert.equal(badJwt.body.error_code, "bad_jwt");
-    const badData = await call(srv, "PUT", "/user", { data: "x" }, h);
+    const badData = await call(srv, "PUT", "/user", { body: { data: "x" }, headers: h });
     assert.equal(badData.status, 400);
     assert.match(String(badData.body.msg), /data/);
   } finally {
@@ -135,49 +142,37 @@ Deno.test("GET and PUT /user: metadata merge, password change, same_password, se
 Deno.test("logout scopes: local, others, global", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
   try {
-    const a = email("out");
+    const a = uniqueEmail("out");
     const s1 = await signUpSession(srv, a);
     const s2 = (await passwordGrant(srv, { email: a, password: "secret-pw-1" })).body;
     const s3 = (await passwordGrant(srv, { email: a, password: "secret-pw-1" })).body;
 
-    const bad = await call(
-      srv,
-      "POST",
-      "/logout?scope=everything",
-      undefined,
-      bearer(s1.access_token),
-    );
+    const bad = await call(srv, "POST", "/logout?scope=everything", {
+      headers: bearer(s1.access_token),
+    });
     assert.equal(bad.status, 400);
     assert.match(String(bad.body.msg), /scope/);
 
-    let r = await call(srv, "POST", "/logout?scope=others", undefined, bearer(s1.access_token));
+    let r = await call(srv, "POST", "/logout?scope=others", { headers: bearer(s1.access_token) });
     assert.equal(r.status, 204);
     assert.equal((await refreshGrant(srv, s2.refresh_token as string)).status, 400);
     assert.equal((await refreshGrant(srv, s3.refresh_token as string)).status, 400);
     const still = await refreshGrant(srv, s1.refresh_token);
     assert.equal(still.status, 200);
 
-    r = await call(
-      srv,
-      "POST",
-      "/logout?scope=local",
-      undefined,
-      bearer(still.body.access_token as string),
-    );
+    r = await call(srv, "POST", "/logout?scope=local", {
+      headers: bearer(still.body.access_token as string),
+    });
     assert.equal(r.status, 204);
-    const gone = await call(
-      srv,
-      "GET",
-      "/user",
-      undefined,
-      bearer(still.body.access_token as string),
-    );
+    const gone = await call(srv, "GET", "/user", {
+      headers: bearer(still.body.access_token as string),
+    });
     assert.equal(gone.status, 403);
     assert.equal(gone.body.error_code, "session_not_found");
 
     const s4 = (await passwordGrant(srv, { email: a, password: "secret-pw-1" })).body;
     const s5 = (await passwordGrant(srv, { email: a, password: "secret-pw-1" })).body;
-    r = await call(srv, "POST", "/logout", undefined, bearer(s4.access_token as string));
+    r = await call(srv, "POST", "/logout", { headers: bearer(s4.access_token as string) });
     assert.equal(r.status, 204);
     assert.equal((await refreshGrant(srv, s5.refresh_token as string)).status, 400);
   } finally {
@@ -192,11 +187,11 @@ Deno.test("sign-up, sign-in, refresh and logout emit events and write the audit 
     for (const name of ["signup", "signin", "token_refresh"]) {
       srv.services.events.on(name, (attrs) => seen.push(`${name}:${attrs.method ?? ""}`));
     }
-    const a = email("audit");
+    const a = uniqueEmail("audit");
     const s = await signUpSession(srv, a);
     const signIn = await passwordGrant(srv, { email: a, password: "secret-pw-1" });
     await refreshGrant(srv, signIn.body.refresh_token as string);
-    await call(srv, "POST", "/logout", undefined, bearer(s.access_token));
+    await call(srv, "POST", "/logout", { headers: bearer(s.access_token) });
     assert.deepEqual(seen, ["signup:email", "signin:password", "token_refresh:"]);
     const rows = await srv.db.query<{ payload: { action: string; actor_id: string } }>(
       `SELECT payload FROM ${srv.db.t("audit_log_entries")} ORDER BY created_at`,
@@ -238,7 +233,7 @@ Deno.test("a NUL character anywhere in a body or the admin filter is a 400 namin
       [
         "POST",
         "/signup",
-        { email: email(), password: "secret-pw-1", data: { n: "\u0000" } },
+        { email: uniqueEmail("u"), password: "secret-pw-1", data: { n: "\u0000" } },
         {},
         /^data\.n /,
       ],
@@ -251,7 +246,7 @@ Deno.test("a NUL character anywhere in a body or the admin filter is a 400 namin
       ],
     ];
     for (const [method, path, body, headers, msg] of cases) {
-      const r = await call(srv, method, path, body, headers);
+      const r = await call(srv, method, path, { body: body, headers: headers });
       assert.equal(r.status, 400, `${method} ${path}: ${JSON.stringify(r.body)}`);
       assert.match(String(r.body.msg), msg);
       assert.match(String(r.body.msg), /NUL/);
@@ -263,7 +258,7 @@ Deno.test("a NUL character anywhere in a body or the admin filter is a 400 namin
     });
     assert.equal(form.status, 400);
     await form.body?.cancel();
-    const list = await call(srv, "GET", "/admin/users?filter=%00", undefined, admin);
+    const list = await call(srv, "GET", "/admin/users?filter=%00", { headers: admin });
     assert.equal(list.status, 400);
     assert.match(String(list.body.msg), /filter/);
   } finally {

@@ -11,9 +11,10 @@ import assert from "node:assert/strict";
 import { dropNamespace, startTestServer, testDatabaseUrl } from "../../helpers/server.ts";
 import { openDb } from "../../../server/db/db.ts";
 import { startServerProcess } from "../../helpers/process.ts";
-import { bearer, call, email, type Json, passwordGrant, signUpSession } from "./_util.ts";
+import { passwordGrant, signUpSession } from "./_helpers.ts";
 import { ProfileCache, profileCache } from "../../../server/api/user_profile.ts";
 import type { TestServer } from "../../helpers/server.ts";
+import { bearer, call, type Json, uniqueEmail } from "../../helpers/http.ts";
 
 async function me(srv: TestServer, token: string): Promise<{ status: number; text: string }> {
   const res = await srv.fetch("/user", { headers: bearer(token) });
@@ -23,7 +24,7 @@ async function me(srv: TestServer, token: string): Promise<{ status: number; tex
 Deno.test("GET /user shows every change of the user, its identities and factors at the next request", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
   try {
-    const s = await signUpSession(srv, email("rev"));
+    const s = await signUpSession(srv, uniqueEmail("rev"));
     const id = (s.user as Json).id as string;
     const sql = (text: string, params: unknown[] = [id]) => srv.db.query(text, params);
     const users = srv.services.users.table;
@@ -76,13 +77,10 @@ Deno.test("GET /user shows every change of the user, its identities and factors 
     assert.equal((await get()).factors, undefined);
 
     // Through the API.
-    const put = await call(
-      srv,
-      "PUT",
-      "/user",
-      { data: { theme: "dark" } },
-      bearer(s.access_token),
-    );
+    const put = await call(srv, "PUT", "/user", {
+      body: { data: { theme: "dark" } },
+      headers: bearer(s.access_token),
+    });
     assert.equal(put.status, 200);
     assert.deepEqual((await get()).user_metadata, { plan: "pro", theme: "dark" });
 
@@ -98,7 +96,7 @@ Deno.test("GET /user shows every change of the user, its identities and factors 
 Deno.test("GET /user refuses an ended session and a deleted user although their answer is kept", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
   try {
-    const address = email("gone");
+    const address = uniqueEmail("gone");
     const s1 = await signUpSession(srv, address);
     const s2 = (await passwordGrant(srv, { email: address, password: "secret-pw-1" })).body;
     const id = (s1.user as Json).id as string;
@@ -142,7 +140,7 @@ Deno.test("profile revision: each write takes a new one, once per transaction", 
         ],
       ))[0].r;
     const user = await srv.db.transaction((tx) =>
-      users.createWithIdentities({ email: email("r") }, ["email"], tx)
+      users.createWithIdentities({ email: uniqueEmail("r") }, ["email"], tx)
     );
     const seen = new Set([await rev(user.id)]);
     const step = async (what: string, fn: () => Promise<unknown>) => {
@@ -174,7 +172,7 @@ Deno.test("profile revision: each write takes a new one, once per transaction", 
     assert.equal(await seq(), drawn + 1);
     await step("lockProfile", () => srv.db.transaction((tx) => users.lockProfile(user.id, tx)));
     await step("hard delete of another user changes nothing here", async () => {
-      const other = await users.create({ email: email("o") });
+      const other = await users.create({ email: uniqueEmail("o") });
       await users.delete(other.id);
       await users.update(user.id, {}); // a new revision of its own, for `step`
     });
@@ -208,7 +206,7 @@ Deno.test({
     try {
       const { users } = srv.services;
       const user = await srv.db.transaction((tx) =>
-        users.createWithIdentities({ email: email("dl") }, ["email"], tx)
+        users.createWithIdentities({ email: uniqueEmail("dl") }, ["email"], tx)
       );
       // T1 writes the user row, then (later) its e-mail identity. T2 writes the same identity
       // meanwhile, outside a transaction of the caller. Had T2 locked the identity first (as a
@@ -248,7 +246,7 @@ Deno.test({
       const up = await fetch(`${a.url}/signup`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ email: email("two"), password: "secret-pw-1" }),
+        body: JSON.stringify({ email: uniqueEmail("two"), password: "secret-pw-1" }),
       });
       const s = await up.json();
       assert.equal(up.status, 200, JSON.stringify(s));
@@ -300,11 +298,11 @@ Deno.test("AUTHSVC_API_USER_CACHE_SIZE bounds the kept answers; 0 keeps none", a
     AUTHSVC_API_USER_CACHE_SIZE: "0",
   });
   try {
-    const s = await signUpSession(srv, email("none"));
+    const s = await signUpSession(srv, uniqueEmail("none"));
     const first = await me(srv, s.access_token);
     assert.equal(first.status, 200);
     assert.equal(profileCache(srv.services).size, 0);
-    await call(srv, "PUT", "/user", { data: { k: 1 } }, bearer(s.access_token));
+    await call(srv, "PUT", "/user", { body: { data: { k: 1 } }, headers: bearer(s.access_token) });
     assert.deepEqual(JSON.parse((await me(srv, s.access_token)).text).user_metadata, { k: 1 });
   } finally {
     await srv.close();

@@ -10,7 +10,7 @@ import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { Pool } from "../../../server/db/pg/pool.ts";
 import type { Connection } from "../../../server/db/pg/connection.ts";
 import { parseConnectionString } from "../../../server/db/pg/options.ts";
-import { email, send } from "../ops/_fakes.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 /** The database URL of the test run ("" without PostgreSQL). */
 export const PG_URL = Deno.env.get("DATABASE_URL") ?? "";
@@ -52,9 +52,11 @@ export async function lockedSession(env: Record<string, string>): Promise<Fixtur
     AUTHSVC_DB_NAMESPACE: setup.config.db.namespace.slice(0, -1),
     ...env,
   }, { backend: "postgres" });
-  const up = await send(setup, "POST", "/signup", {
-    email: email("lock"),
-    password: "pw-123456",
+  const up = await call(setup, "POST", "/signup", {
+    body: {
+      email: uniqueEmail("lock"),
+      password: "pw-123456",
+    },
   });
   assert.equal(up.status, 200, JSON.stringify(up.body));
   const accessToken = up.body.access_token as string;

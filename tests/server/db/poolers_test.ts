@@ -12,7 +12,7 @@ import { parseConnectionString } from "../../../server/db/pg/options.ts";
 import { PgError } from "../../../server/db/pg/errors.ts";
 import { readConfig } from "../../../server/config.ts";
 import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
-import { email, send } from "../ops/_fakes.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 const PG_URL = Deno.env.get("DATABASE_URL") ?? "";
 const onPg = { ignore: !PG_URL };
@@ -121,12 +121,16 @@ Deno.test({
       AUTHSVC_MAILER_AUTOCONFIRM: "true",
     }, { backend: "postgres" });
     try {
-      const address = email("pooler");
-      const up = await send(srv, "POST", "/signup", { email: address, password: "pw-123456" });
+      const address = uniqueEmail("pooler");
+      const up = await call(srv, "POST", "/signup", {
+        body: { email: address, password: "pw-123456" },
+      });
       assert.equal(up.status, 200, JSON.stringify(up.body));
-      const inn = await send(srv, "POST", "/token?grant_type=password", {
-        email: address,
-        password: "pw-123456",
+      const inn = await call(srv, "POST", "/token?grant_type=password", {
+        body: {
+          email: address,
+          password: "pw-123456",
+        },
       });
       assert.equal(inn.status, 200, JSON.stringify(inn.body));
       // Named statements would be listed in the session that ran them; a shared connection of

@@ -7,7 +7,7 @@
  * the client goes away. The lock is held by a connection of the test's own.
  */
 import assert from "node:assert/strict";
-import { send } from "../ops/_fakes.ts";
+
 import { Pool } from "../../../server/db/pg/pool.ts";
 import { parseConnectionString } from "../../../server/db/pg/options.ts";
 import { PgAbortError } from "../../../server/db/pg/errors.ts";
@@ -20,6 +20,7 @@ import {
   until,
   waitingBackend,
 } from "./_locks.ts";
+import { call } from "../../helpers/http.ts";
 
 const onPg = { ignore: !PG_URL };
 
@@ -57,11 +58,13 @@ Deno.test({
       const pid = await waitingBackend(f);
       // Other requests are answered while the refresh waits, including reads of the locked row.
       for (let i = 0; i < 5; i++) {
-        const me = await send(f.srv, "GET", "/user", undefined, {
-          authorization: `Bearer ${f.accessToken}`,
+        const me = await call(f.srv, "GET", "/user", {
+          headers: {
+            authorization: `Bearer ${f.accessToken}`,
+          },
         });
         assert.equal(me.status, 200);
-        assert.equal((await send(f.srv, "GET", "/health")).status, 200);
+        assert.equal((await call(f.srv, "GET", "/health")).status, 200);
       }
       assert.equal(stuckAnswered, false, "the other requests were answered first");
       const { status, body } = await stuck;
@@ -77,8 +80,10 @@ Deno.test({
       assert.equal(n, 0);
       // The given-up refresh changed nothing: once the lock is gone the token still works.
       await f.holder.simple("ROLLBACK");
-      const again = await send(f.srv, "POST", "/token?grant_type=refresh_token", {
-        refresh_token: f.refreshToken,
+      const again = await call(f.srv, "POST", "/token?grant_type=refresh_token", {
+        body: {
+          refresh_token: f.refreshToken,
+        },
       });
       assert.equal(again.status, 200, JSON.stringify(again.body));
     } finally {

@@ -1,14 +1,18 @@
 import assert from "node:assert/strict";
 import { GoTrueAdminApi } from "../../helpers/deps.ts";
-import { call, fragment, getUser, local, openLink, withEmail } from "./helpers.ts";
+import { fragment, getUser, local, openLink, withEmail } from "./_helpers.ts";
+import { call } from "../../helpers/http.ts";
 
 Deno.test("invite: service role invites; the mail's link signs in; a user cannot invite", async () => {
   await withEmail({}, async ({ srv, smtp }) => {
     const admin = await srv.serviceRoleToken();
     const r = await call(srv, "POST", "/invite", {
-      email: "Guest@Example.com",
-      data: { team: "a" },
-    }, admin);
+      body: {
+        email: "Guest@Example.com",
+        data: { team: "a" },
+      },
+      token: admin,
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.email, "guest@example.com");
     assert.ok(r.body.invited_at);
@@ -21,16 +25,25 @@ Deno.test("invite: service role invites; the mail's link signs in; a user cannot
     assert.ok(me.email_confirmed_at);
     assert.deepEqual(me.user_metadata, { team: "a", email_verified: true }); // GoTrue's User.Confirm
     // the invited user sets a password
-    const pw = await call(srv, "PUT", "/user", { password: "chosen-pw" }, f.access_token);
+    const pw = await call(srv, "PUT", "/user", {
+      body: { password: "chosen-pw" },
+      token: f.access_token,
+    });
     assert.equal(pw.status, 200);
     // inviting a confirmed address is refused; a plain user may not invite
-    const dup = await call(srv, "POST", "/invite", { email: "guest@example.com" }, admin);
+    const dup = await call(srv, "POST", "/invite", {
+      body: { email: "guest@example.com" },
+      token: admin,
+    });
     assert.equal(dup.status, 422);
     assert.equal(dup.body.error_code, "email_exists");
-    const asUser = await call(srv, "POST", "/invite", { email: "x@example.com" }, f.access_token);
+    const asUser = await call(srv, "POST", "/invite", {
+      body: { email: "x@example.com" },
+      token: f.access_token,
+    });
     assert.equal(asUser.status, 403);
     assert.equal(asUser.body.error_code, "not_admin");
-    const none = await call(srv, "POST", "/invite", { email: "x@example.com" });
+    const none = await call(srv, "POST", "/invite", { body: { email: "x@example.com" } });
     assert.equal(none.status, 401);
     const audit = await srv.db.query<{ payload: { action: string } }>(
       `SELECT payload FROM ${srv.db.t("audit_log_entries")}`,
@@ -45,7 +58,7 @@ Deno.test("generate_link: every type answers the link fields and sends no mail",
   await withEmail({}, async ({ srv, smtp }) => {
     const admin = await srv.serviceRoleToken();
     const gen = (body: Record<string, unknown>) =>
-      call(srv, "POST", "/admin/generate_link", body, admin);
+      call(srv, "POST", "/admin/generate_link", { body: body, token: admin });
 
     const su = await gen({
       type: "signup",
@@ -77,22 +90,28 @@ Deno.test("generate_link: every type answers the link fields and sends no mail",
     assert.deepEqual(su.body.user_metadata, { a: 1 });
     // the hashed token works with POST /verify token_hash
     const v = await call(srv, "POST", "/verify", {
-      type: "signup",
-      token_hash: su.body.hashed_token,
+      body: {
+        type: "signup",
+        token_hash: su.body.hashed_token,
+      },
     });
     assert.equal(v.status, 200);
     const login = await call(srv, "POST", "/token?grant_type=password", {
-      email: "gl@example.com",
-      password: "pw-123456",
+      body: {
+        email: "gl@example.com",
+        password: "pw-123456",
+      },
     });
     assert.equal(login.status, 200);
 
     const ml = await gen({ type: "magiclink", email: "gl@example.com" });
     assert.equal(ml.body.verification_type, "magiclink");
     const mlv = await call(srv, "POST", "/verify", {
-      type: "magiclink",
-      email: "gl@example.com",
-      token: ml.body.email_otp,
+      body: {
+        type: "magiclink",
+        email: "gl@example.com",
+        token: ml.body.email_otp,
+      },
     });
     assert.equal(mlv.status, 200);
 
@@ -143,9 +162,12 @@ Deno.test("generate_link: every type answers the link fields and sends no mail",
     assert.equal(noNew.status, 400);
     assert.match(String(noNew.body.msg), /new_email/);
     const notAdmin = await call(srv, "POST", "/admin/generate_link", {
-      type: "magiclink",
-      email: "gl2@example.com",
-    }, f.access_token);
+      body: {
+        type: "magiclink",
+        email: "gl2@example.com",
+      },
+      token: f.access_token,
+    });
     assert.equal(notAdmin.status, 403);
 
     assert.equal(smtp.received.length, 0, "generate_link sends nothing");
@@ -186,9 +208,11 @@ Deno.test("auth-js admin: inviteUserByEmail and generateLink (newEmail, redirect
     assert.match(String(gl.data.properties?.email_otp), /^\d{6}$/);
     assert.equal(gl.data.user?.new_email, "js2@example.com");
     const v = await call(srv, "POST", "/verify", {
-      type: "email_change",
-      email: "js@example.com",
-      token: gl.data.properties?.email_otp,
+      body: {
+        type: "email_change",
+        email: "js@example.com",
+        token: gl.data.properties?.email_otp,
+      },
     });
     assert.equal(v.status, 200, JSON.stringify(v.body));
     assert.equal((v.body.user as { email: string }).email, "js2@example.com");
@@ -198,54 +222,66 @@ Deno.test("auth-js admin: inviteUserByEmail and generateLink (newEmail, redirect
 Deno.test("POST /verify: invite (code + password) and recovery (token_hash, link token) from the mails", async () => {
   await withEmail({ AUTHSVC_SMTP_LINK_FREQUENCY: "0" }, async ({ srv, smtp }) => {
     const admin = await srv.serviceRoleToken();
-    await call(srv, "POST", "/invite", { email: "pv@example.com" }, admin);
+    await call(srv, "POST", "/invite", { body: { email: "pv@example.com" }, token: admin });
     const inv = await smtp.waitForMail("pv@example.com", { subject: "You have been invited" });
     const v = await call(srv, "POST", "/verify", {
-      type: "invite",
-      email: "pv@example.com",
-      token: inv.code,
-      password: "invited-pw",
+      body: {
+        type: "invite",
+        email: "pv@example.com",
+        token: inv.code,
+        password: "invited-pw",
+      },
     });
     assert.equal(v.status, 200, JSON.stringify(v.body));
     assert.equal(v.body.type, "invite");
     assert.ok(v.body.access_token);
     const login = await call(srv, "POST", "/token?grant_type=password", {
-      email: "pv@example.com",
-      password: "invited-pw",
+      body: {
+        email: "pv@example.com",
+        password: "invited-pw",
+      },
     });
     assert.equal(login.status, 200, "the password given with the invite code is set");
 
-    await call(srv, "POST", "/recover", { email: "pv@example.com" });
+    await call(srv, "POST", "/recover", { body: { email: "pv@example.com" } });
     const r1 = await smtp.waitForMail("pv@example.com", { subject: "Reset Your Password" });
     const byHash = await call(srv, "POST", "/verify", {
-      type: "recovery",
-      token_hash: new URL(r1.link).searchParams.get("token"),
+      body: {
+        type: "recovery",
+        token_hash: new URL(r1.link).searchParams.get("token"),
+      },
     });
     assert.equal(byHash.status, 200, JSON.stringify(byHash.body));
     assert.equal(byHash.body.type, "recovery");
 
-    await call(srv, "POST", "/recover", { email: "pv@example.com" });
+    await call(srv, "POST", "/recover", { body: { email: "pv@example.com" } });
     const r2 = await smtp.waitForMail("pv@example.com", { subject: "Reset Your Password" });
     // the link's token is a token_hash: as `token` without an address GoTrue refuses it
     const byToken = await call(srv, "POST", "/verify", {
-      type: "recovery",
-      token: new URL(r2.link).searchParams.get("token"),
+      body: {
+        type: "recovery",
+        token: new URL(r2.link).searchParams.get("token"),
+      },
     });
     assert.equal(byToken.status, 400, JSON.stringify(byToken.body));
     assert.equal(byToken.body.error_code, "validation_failed");
     // a recovery token is not a magic link, nor a sign-up
-    await call(srv, "POST", "/recover", { email: "pv@example.com" });
+    await call(srv, "POST", "/recover", { body: { email: "pv@example.com" } });
     const r3 = await smtp.waitForMail("pv@example.com", { subject: "Reset Your Password" });
     const wrongType = await call(srv, "POST", "/verify", {
-      type: "signup",
-      email: "pv@example.com",
-      token: r3.code,
+      body: {
+        type: "signup",
+        email: "pv@example.com",
+        token: r3.code,
+      },
     });
     assert.equal(wrongType.status, 403);
     const right = await call(srv, "POST", "/verify", {
-      type: "recovery",
-      email: "pv@example.com",
-      token: r3.code,
+      body: {
+        type: "recovery",
+        email: "pv@example.com",
+        token: r3.code,
+      },
     });
     assert.equal(right.status, 200, "a wrong type does not use the code up");
   });

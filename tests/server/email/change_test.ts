@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import type { TestServer } from "../../helpers/server.ts";
-import { call, confirmedUser, fragment, getUser, local, openLink, withEmail } from "./helpers.ts";
+import { confirmedUser, fragment, getUser, local, openLink, withEmail } from "./_helpers.ts";
+import { call } from "../../helpers/http.ts";
 
 async function signIn(srv: TestServer, email: string, password = "pw-123456"): Promise<string> {
   await confirmedUser(srv, email, password);
-  const r = await call(srv, "POST", "/token?grant_type=password", { email, password });
+  const r = await call(srv, "POST", "/token?grant_type=password", { body: { email, password } });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return String(r.body.access_token);
 }
@@ -14,7 +15,10 @@ Deno.test("e-mail change (secure, the default): both addresses confirm, then a n
     { AUTHSVC_MAILER_NOTIFICATIONS_EMAIL_CHANGED_ENABLED: "true" },
     async ({ srv, smtp }) => {
       const token = await signIn(srv, "old@example.com");
-      const r = await call(srv, "PUT", "/user", { email: "New@Example.com" }, token);
+      const r = await call(srv, "PUT", "/user", {
+        body: { email: "New@Example.com" },
+        token: token,
+      });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.equal(r.body.email, "old@example.com");
       assert.equal(r.body.new_email, "new@example.com");
@@ -32,9 +36,11 @@ Deno.test("e-mail change (secure, the default): both addresses confirm, then a n
 
       // the current address confirms by typing its code
       const second = await call(srv, "POST", "/verify", {
-        type: "email_change",
-        email: "old@example.com",
-        token: toOld.code,
+        body: {
+          type: "email_change",
+          email: "old@example.com",
+          token: toOld.code,
+        },
       });
       assert.equal(second.status, 200, JSON.stringify(second.body));
       assert.equal(second.body.type, "email_change");
@@ -46,8 +52,10 @@ Deno.test("e-mail change (secure, the default): both addresses confirm, then a n
       });
       assert.match(note.text, /old@example\.com to new@example\.com/);
       const login = await call(srv, "POST", "/token?grant_type=password", {
-        email: "new@example.com",
-        password: "pw-123456",
+        body: {
+          email: "new@example.com",
+          password: "pw-123456",
+        },
       });
       assert.equal(login.status, 200);
     },
@@ -60,12 +68,18 @@ Deno.test("e-mail change (secure off): one link to the new address; taken addres
     async ({ srv, smtp }) => {
       const token = await signIn(srv, "a@example.com");
       await signIn(srv, "taken@example.com");
-      const taken = await call(srv, "PUT", "/user", { email: "taken@example.com" }, token);
+      const taken = await call(srv, "PUT", "/user", {
+        body: { email: "taken@example.com" },
+        token: token,
+      });
       assert.equal(taken.status, 422);
       assert.equal(taken.body.error_code, "email_exists");
       const r = await call(srv, "PUT", "/user?redirect_to=http://localhost:3000/changed", {
-        email: "b@example.com",
-      }, token);
+        body: {
+          email: "b@example.com",
+        },
+        token: token,
+      });
       assert.equal(r.status, 200);
       const mail = await smtp.waitForMail("b@example.com");
       await smtp.expectNoMail("a@example.com");
@@ -76,17 +90,22 @@ Deno.test("e-mail change (secure off): one link to the new address; taken addres
       assert.equal((await getUser(srv, f.access_token)).email, "b@example.com");
       // /resend email_change with nothing pending: same answer, no mail
       const rs = await call(srv, "POST", "/resend", {
-        type: "email_change",
-        email: "b@example.com",
+        body: {
+          type: "email_change",
+          email: "b@example.com",
+        },
       });
       assert.equal(rs.status, 200);
       await smtp.expectNoMail("b@example.com");
       // without secure change there is no link for the current address
       const gl = await call(srv, "POST", "/admin/generate_link", {
-        type: "email_change_current",
-        email: "b@example.com",
-        new_email: "c@example.com",
-      }, await srv.serviceRoleToken());
+        body: {
+          type: "email_change_current",
+          email: "b@example.com",
+          new_email: "c@example.com",
+        },
+        token: await srv.serviceRoleToken(),
+      });
       assert.equal(gl.status, 400);
       assert.match(String(gl.body.msg), /secure email change/);
     },
@@ -96,10 +115,12 @@ Deno.test("e-mail change (secure off): one link to the new address; taken addres
 Deno.test("e-mail change: /resend sends the change mails again", async () => {
   await withEmail({ AUTHSVC_SMTP_MAX_FREQUENCY: "0" }, async ({ srv, smtp }) => {
     const token = await signIn(srv, "c@example.com");
-    await call(srv, "PUT", "/user", { email: "d@example.com" }, token);
+    await call(srv, "PUT", "/user", { body: { email: "d@example.com" }, token: token });
     await smtp.waitForMail("d@example.com");
     await smtp.waitForMail("c@example.com");
-    const rs = await call(srv, "POST", "/resend", { type: "email_change", email: "c@example.com" });
+    const rs = await call(srv, "POST", "/resend", {
+      body: { type: "email_change", email: "c@example.com" },
+    });
     assert.equal(rs.status, 200);
     const n = await smtp.waitForMail("d@example.com");
     const o = await smtp.waitForMail("c@example.com");
@@ -114,48 +135,54 @@ Deno.test("reauthentication: with the setting on, a password change needs the no
     { AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: "true" },
     async ({ srv, smtp }) => {
       const token = await signIn(srv, "re@example.com");
-      const noNonce = await call(srv, "PUT", "/user", { password: "new-pw-1" }, token);
+      const noNonce = await call(srv, "PUT", "/user", {
+        body: { password: "new-pw-1" },
+        token: token,
+      });
       assert.equal(noNonce.status, 400);
       assert.equal(noNonce.body.error_code, "reauthentication_needed");
-      const ra = await call(srv, "GET", "/reauthenticate", undefined, token);
+      const ra = await call(srv, "GET", "/reauthenticate", { token: token });
       assert.equal(ra.status, 200);
       const mail = await smtp.waitForMail("re@example.com", {
         subject: "Confirm reauthentication",
       });
       assert.match(mail.code, /^\d{6}$/);
       const bad = await call(srv, "PUT", "/user", {
-        password: "new-pw-1",
-        nonce: mail.code === "000000" ? "111111" : "000000",
-      }, token);
+        body: {
+          password: "new-pw-1",
+          nonce: mail.code === "000000" ? "111111" : "000000",
+        },
+        token: token,
+      });
       assert.equal(bad.status, 422);
       assert.equal(bad.body.error_code, "reauthentication_not_valid");
       // a password refused for itself does not use the nonce up
-      const weak = await call(srv, "PUT", "/user", { password: "1", nonce: mail.code }, token);
+      const weak = await call(srv, "PUT", "/user", {
+        body: { password: "1", nonce: mail.code },
+        token: token,
+      });
       assert.equal(weak.status, 422);
       assert.equal(weak.body.error_code, "weak_password");
-      const same = await call(
-        srv,
-        "PUT",
-        "/user",
-        { password: "pw-123456", nonce: mail.code },
-        token,
-      );
+      const same = await call(srv, "PUT", "/user", {
+        body: { password: "pw-123456", nonce: mail.code },
+        token: token,
+      });
       assert.equal(same.status, 422);
       assert.equal(same.body.error_code, "same_password");
-      const ok = await call(srv, "PUT", "/user", { password: "new-pw-1", nonce: mail.code }, token);
+      const ok = await call(srv, "PUT", "/user", {
+        body: { password: "new-pw-1", nonce: mail.code },
+        token: token,
+      });
       assert.equal(ok.status, 200, JSON.stringify(ok.body));
       assert.ok(ok.body.reauthentication_sent_at);
       // the nonce is single use
-      const again = await call(
-        srv,
-        "PUT",
-        "/user",
-        { password: "new-pw-2", nonce: mail.code },
-        token,
-      );
+      const again = await call(srv, "PUT", "/user", {
+        body: { password: "new-pw-2", nonce: mail.code },
+        token: token,
+      });
       assert.equal(again.status, 422);
       // without the setting no nonce is needed (data changes never need one)
-      const data = await call(srv, "PUT", "/user", { data: { x: 1 } }, token);
+      const data = await call(srv, "PUT", "/user", { body: { data: { x: 1 } }, token: token });
       assert.equal(data.status, 200);
       const unauth = await call(srv, "GET", "/reauthenticate");
       assert.equal(unauth.status, 401);
@@ -166,7 +193,7 @@ Deno.test("reauthentication: with the setting on, a password change needs the no
 Deno.test("e-mail change (secure): both links opened at the same moment complete the change once", async () => {
   await withEmail({}, async ({ srv, smtp }) => {
     const token = await signIn(srv, "both@example.com");
-    await call(srv, "PUT", "/user", { email: "both2@example.com" }, token);
+    await call(srv, "PUT", "/user", { body: { email: "both2@example.com" }, token: token });
     const toNew = await smtp.waitForMail("both2@example.com");
     const toOld = await smtp.waitForMail("both@example.com");
     const [a, b] = await Promise.all([

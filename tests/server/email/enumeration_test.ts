@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { AnswerTiming } from "../../../server/mail/timing.ts";
-import { call, confirmedUser, withEmail } from "./helpers.ts";
+import { confirmedUser, withEmail } from "./_helpers.ts";
+import { call } from "../../helpers/http.ts";
 
 /** The answer with every string value replaced, to compare shapes. */
 function shape(r: { status: number; body: Record<string, unknown>; headers: Headers }) {
@@ -29,13 +30,13 @@ Deno.test("enumeration: known and unknown addresses get the same answers, 429s i
       ["/resend", { type: "signup" }, "pending@example.com", "nobody3@example.com"],
     ];
     for (const [path, extra, known, unknown] of cases) {
-      const k1 = await call(srv, "POST", path, { email: known, ...extra });
-      const u1 = await call(srv, "POST", path, { email: unknown, ...extra });
+      const k1 = await call(srv, "POST", path, { body: { email: known, ...extra } });
+      const u1 = await call(srv, "POST", path, { body: { email: unknown, ...extra } });
       assert.equal(shape(k1), shape(u1), `${path} first request`);
       assert.equal(k1.status, 200);
       await smtp.waitForMail(known);
-      const k2 = await call(srv, "POST", path, { email: known, ...extra });
-      const u2 = await call(srv, "POST", path, { email: unknown, ...extra });
+      const k2 = await call(srv, "POST", path, { body: { email: known, ...extra } });
+      const u2 = await call(srv, "POST", path, { body: { email: unknown, ...extra } });
       assert.equal(k2.status, 429, `${path}: ${JSON.stringify(k2.body)}`);
       assert.equal(shape(k2), shape(u2), `${path} repeated request`);
       assert.equal(k2.body.msg, u2.body.msg, path);
@@ -56,12 +57,14 @@ Deno.test("enumeration: a new user's sign-in mail and a confirmed user's share o
   await withEmail({}, async ({ srv, smtp }) => {
     await confirmedUser(srv, "old@example.com");
     for (const email of ["old@example.com", "brand-new@example.com"]) {
-      const a = await call(srv, "POST", "/magiclink", { email });
+      const a = await call(srv, "POST", "/magiclink", { body: { email } });
       assert.equal(a.status, 200);
       await smtp.waitForMail(email);
     }
-    const known = await call(srv, "POST", "/magiclink", { email: "old@example.com" });
-    const fresh = await call(srv, "POST", "/magiclink", { email: "brand-new@example.com" });
+    const known = await call(srv, "POST", "/magiclink", { body: { email: "old@example.com" } });
+    const fresh = await call(srv, "POST", "/magiclink", {
+      body: { email: "brand-new@example.com" },
+    });
     assert.equal(known.status, 429);
     assert.equal(shape(known), shape(fresh));
   }, { clock: stillClock() });
@@ -80,14 +83,19 @@ Deno.test("enumeration: answers without a mail wait as long as sending one takes
       await confirmedUser(srv, "k@example.com");
       await confirmedUser(srv, "p@example.com", "pw-123456", false);
       const token = await call(srv, "POST", "/token?grant_type=password", {
-        email: "k@example.com",
-        password: "pw-123456",
+        body: {
+          email: "k@example.com",
+          password: "pw-123456",
+        },
       });
       // one real mail of each kind, so there is a send time to imitate
-      await call(srv, "POST", "/recover", { email: "k@example.com" });
-      await call(srv, "POST", "/otp", { email: "k@example.com" });
-      await call(srv, "POST", "/resend", { type: "signup", email: "p@example.com" });
-      await call(srv, "PUT", "/user", { email: "k2@example.com" }, String(token.body.access_token));
+      await call(srv, "POST", "/recover", { body: { email: "k@example.com" } });
+      await call(srv, "POST", "/otp", { body: { email: "k@example.com" } });
+      await call(srv, "POST", "/resend", { body: { type: "signup", email: "p@example.com" } });
+      await call(srv, "PUT", "/user", {
+        body: { email: "k2@example.com" },
+        token: String(token.body.access_token),
+      });
       for (const a of ["recovery", "magiclink", "confirmation", "email_change_new"]) {
         assert.ok(timing.expected(a) > 0, a);
       }
@@ -102,7 +110,7 @@ Deno.test("enumeration: answers without a mail wait as long as sending one takes
       ];
       for (const [path, body] of quiet) {
         waits.length = 0;
-        const r = await call(srv, "POST", path, body);
+        const r = await call(srv, "POST", path, { body: body });
         assert.equal(r.status, 200, `${path} ${JSON.stringify(r.body)}`);
         assert.ok(waits.length > 0 && waits.every((w) => w > 0), `${path} ${JSON.stringify(body)}`);
       }

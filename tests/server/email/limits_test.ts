@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createApp } from "../../../server/app.ts";
-import { call, fragment, local, openLink, withEmail } from "./helpers.ts";
+import { fragment, local, openLink, withEmail } from "./_helpers.ts";
+import { call } from "../../helpers/http.ts";
 
 Deno.test("limits hold across server processes sharing the database", async () => {
   await withEmail({ AUTHSVC_RATE_LIMIT_EMAIL_SENT: "2" }, async ({ srv, smtp }) => {
@@ -10,12 +11,15 @@ Deno.test("limits hold across server processes sharing the database", async () =
       const admin = await srv.serviceRoleToken();
       for (const email of ["p1@example.com", "p2@example.com", "p3@example.com"]) {
         await call(srv, "POST", "/admin/users", {
-          email,
-          password: "pw-123456",
-          email_confirm: true,
-        }, admin);
+          body: {
+            email,
+            password: "pw-123456",
+            email_confirm: true,
+          },
+          token: admin,
+        });
       }
-      const viaA = await call(srv, "POST", "/magiclink", { email: "p1@example.com" });
+      const viaA = await call(srv, "POST", "/magiclink", { body: { email: "p1@example.com" } });
       assert.equal(viaA.status, 200);
       await smtp.waitForMail("p1@example.com");
       const req = (email: string) =>
@@ -30,7 +34,7 @@ Deno.test("limits hold across server processes sharing the database", async () =
       // the hourly cap (2) counts the mails of both servers
       assert.equal((await other.fetch(req("p2@example.com"), "127.0.0.2")).status, 200);
       await smtp.waitForMail("p2@example.com");
-      const capped = await call(srv, "POST", "/magiclink", { email: "p3@example.com" });
+      const capped = await call(srv, "POST", "/magiclink", { body: { email: "p3@example.com" } });
       assert.equal(capped.status, 429);
       assert.ok(capped.headers.get("retry-after"));
       await smtp.expectNoMail("p3@example.com");
@@ -42,33 +46,41 @@ Deno.test("limits hold across server processes sharing the database", async () =
 
 Deno.test("verify: a sign-up confirmed by POST needs a password when the user has none", async () => {
   await withEmail({}, async ({ srv, smtp }) => {
-    await call(srv, "POST", "/otp", { email: "nopw@example.com" });
+    await call(srv, "POST", "/otp", { body: { email: "nopw@example.com" } });
     const mail = await smtp.waitForMail("nopw@example.com");
     const without = await call(srv, "POST", "/verify", {
-      type: "signup",
-      email: "nopw@example.com",
-      token: mail.code,
+      body: {
+        type: "signup",
+        email: "nopw@example.com",
+        token: mail.code,
+      },
     });
     assert.equal(without.status, 422);
     assert.match(String(without.body.msg), /password/);
     const weak = await call(srv, "POST", "/verify", {
-      type: "signup",
-      email: "nopw@example.com",
-      token: mail.code,
-      password: "1",
+      body: {
+        type: "signup",
+        email: "nopw@example.com",
+        token: mail.code,
+        password: "1",
+      },
     });
     assert.equal(weak.status, 422);
     assert.equal(weak.body.error_code, "weak_password");
     const ok = await call(srv, "POST", "/verify", {
-      type: "signup",
-      email: "nopw@example.com",
-      token: mail.code,
-      password: "chosen-pw",
+      body: {
+        type: "signup",
+        email: "nopw@example.com",
+        token: mail.code,
+        password: "chosen-pw",
+      },
     });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     const login = await call(srv, "POST", "/token?grant_type=password", {
-      email: "nopw@example.com",
-      password: "chosen-pw",
+      body: {
+        email: "nopw@example.com",
+        password: "chosen-pw",
+      },
     });
     assert.equal(login.status, 200);
   });
@@ -78,12 +90,18 @@ Deno.test("limits: concurrent requests for one address send exactly one mail", a
   await withEmail({}, async ({ srv, smtp }) => {
     const admin = await srv.serviceRoleToken();
     await call(srv, "POST", "/admin/users", {
-      email: "race@example.com",
-      password: "pw-123456",
-      email_confirm: true,
-    }, admin);
+      body: {
+        email: "race@example.com",
+        password: "pw-123456",
+        email_confirm: true,
+      },
+      token: admin,
+    });
     const results = await Promise.all(
-      Array.from({ length: 5 }, () => call(srv, "POST", "/recover", { email: "race@example.com" })),
+      Array.from(
+        { length: 5 },
+        () => call(srv, "POST", "/recover", { body: { email: "race@example.com" } }),
+      ),
     );
     const statuses = results.map((r) => r.status).sort();
     assert.deepEqual(statuses, [200, 429, 429, 429, 429]);

@@ -4,7 +4,8 @@ import type { TestServer } from "../../helpers/server.ts";
 import { sha256Base64url } from "../../../server/auth/crypto.ts";
 import { createFlowState } from "../../../server/auth/pkce.ts";
 import type { Clock } from "../../../server/auth/clock.ts";
-import { call, fragment, local, openLink, withEmail } from "./helpers.ts";
+import { fragment, local, openLink, withEmail } from "./_helpers.ts";
+import { call } from "../../helpers/http.ts";
 
 function client(srv: TestServer, flowType: "pkce" | "implicit") {
   return authJsClient(srv.url, flowType);
@@ -120,21 +121,26 @@ Deno.test("pkce grant: verifier checked (s256 any case, plain), single use, expi
   await withEmail({ AUTHSVC_SMTP_LINK_FREQUENCY: "0" }, async ({ srv, smtp }) => {
     const admin = await srv.serviceRoleToken();
     await call(srv, "POST", "/admin/users", {
-      email: "g@example.com",
-      password: "pw-123456",
-      email_confirm: true,
-    }, admin);
+      body: {
+        email: "g@example.com",
+        password: "pw-123456",
+        email_confirm: true,
+      },
+      token: admin,
+    });
     const verifier = "v".repeat(20) + crypto.randomUUID() + "x".repeat(10);
     const challenge = await sha256Base64url(verifier);
     const codeFor = async (body: Record<string, unknown>) => {
-      const r = await call(srv, "POST", "/magiclink", { email: "g@example.com", ...body });
+      const r = await call(srv, "POST", "/magiclink", {
+        body: { email: "g@example.com", ...body },
+      });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       const m = await smtp.waitForMail("g@example.com");
       const loc = (await openLink(local(srv, m.link))).location!;
       return loc.searchParams.get("code")!;
     };
     const grant = (auth_code: string, code_verifier: string) =>
-      call(srv, "POST", "/token?grant_type=pkce", { auth_code, code_verifier });
+      call(srv, "POST", "/token?grant_type=pkce", { body: { auth_code, code_verifier } });
 
     const c1 = await codeFor({ code_challenge: challenge, code_challenge_method: "S256" });
     const wrong = await grant(c1, "w".repeat(43));
@@ -160,18 +166,22 @@ Deno.test("pkce grant: verifier checked (s256 any case, plain), single use, expi
     assert.equal(late.status, 400);
     assert.equal(late.body.error_code, "flow_state_expired");
 
-    const missing = await call(srv, "POST", "/token?grant_type=pkce", { auth_code: "x" });
+    const missing = await call(srv, "POST", "/token?grant_type=pkce", { body: { auth_code: "x" } });
     assert.equal(missing.status, 400);
     assert.match(String(missing.body.msg), /code_verifier/);
     const badMethod = await call(srv, "POST", "/magiclink", {
-      email: "g@example.com",
-      code_challenge: challenge,
-      code_challenge_method: "md5",
+      body: {
+        email: "g@example.com",
+        code_challenge: challenge,
+        code_challenge_method: "md5",
+      },
     });
     assert.equal(badMethod.status, 400);
     assert.match(String(badMethod.body.msg), /code_challenge_method/);
     // without a challenge the link answers with the token fragment
-    await call(srv, "POST", "/magiclink", { email: "g@example.com", code_challenge: null });
+    await call(srv, "POST", "/magiclink", {
+      body: { email: "g@example.com", code_challenge: null },
+    });
     const m = await smtp.waitForMail("g@example.com");
     assert.ok(fragment((await openLink(local(srv, m.link))).location!).access_token);
   }, { clock });
@@ -198,8 +208,10 @@ Deno.test("pkce: an exchange prunes flows never used within a day and codes past
       [issued.id],
     );
     const r = await call(srv, "POST", "/token?grant_type=pkce", {
-      auth_code: "nope",
-      code_verifier: challenge,
+      body: {
+        auth_code: "nope",
+        code_verifier: challenge,
+      },
     });
     assert.equal(r.status, 404);
     const left = await srv.db.query<{ id: string }>(`SELECT id FROM ${t}`);

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import type { Clock } from "../../../server/auth/clock.ts";
 import { startTestServer } from "../../helpers/server.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
-import { call, confirmedUser, fragment, getUser, local, openLink, withEmail } from "./helpers.ts";
+import { confirmedUser, fragment, getUser, local, openLink, withEmail } from "./_helpers.ts";
+import { call } from "../../helpers/http.ts";
 
 class TestClock implements Clock {
   t = Date.now();
@@ -26,33 +27,38 @@ Deno.test("MAILER_URLPATHS_*: each link kind opens its path (relative to API_EXT
     AUTHSVC_MAILER_SECURE_EMAIL_CHANGE_ENABLED: "false",
   }, async ({ srv, smtp }) => {
     const admin = await srv.serviceRoleToken();
-    await call(srv, "POST", "/signup", { email: "c@example.com", password: "pw-123456" });
+    await call(srv, "POST", "/signup", { body: { email: "c@example.com", password: "pw-123456" } });
     const conf = new URL((await smtp.waitForMail("c@example.com")).link);
     assert.equal(conf.origin + conf.pathname, "https://auth.example.com/api/auth/confirm");
     assert.equal(conf.searchParams.get("type"), "signup");
 
     await confirmedUser(srv, "r@example.com");
-    await call(srv, "POST", "/recover", { email: "r@example.com" });
+    await call(srv, "POST", "/recover", { body: { email: "r@example.com" } });
     const rec = new URL((await smtp.waitForMail("r@example.com")).link);
     assert.equal(rec.origin + rec.pathname, "https://app.example.com/reset-password");
     assert.equal(rec.searchParams.get("type"), "recovery");
     assert.ok(rec.searchParams.get("token"));
 
-    await call(srv, "POST", "/invite", { email: "i@example.com" }, admin);
+    await call(srv, "POST", "/invite", { body: { email: "i@example.com" }, token: admin });
     const inv = new URL((await smtp.waitForMail("i@example.com")).link);
     assert.equal(inv.pathname, "/api/auth/invited");
 
     const signIn = await call(srv, "POST", "/token?grant_type=password", {
-      email: "r@example.com",
-      password: "pw-123456",
+      body: {
+        email: "r@example.com",
+        password: "pw-123456",
+      },
     });
-    await call(srv, "PUT", "/user", { email: "r2@example.com" }, String(signIn.body.access_token));
+    await call(srv, "PUT", "/user", {
+      body: { email: "r2@example.com" },
+      token: String(signIn.body.access_token),
+    });
     const ec = new URL((await smtp.waitForMail("r2@example.com")).link);
     assert.equal(ec.pathname, "/api/auth/email");
     assert.equal(ec.searchParams.get("type"), "email_change");
 
     // magic links use the confirmation path, as in GoTrue
-    await call(srv, "POST", "/magiclink", { email: "i@example.com" });
+    await call(srv, "POST", "/magiclink", { body: { email: "i@example.com" } });
     const ml = new URL((await smtp.waitForMail("i@example.com")).link);
     assert.equal(ml.pathname, "/api/auth/confirm");
   });
@@ -64,23 +70,27 @@ Deno.test("MAILER_OTP_EXP: a link and a code stop working once it has passed", a
     { AUTHSVC_MAILER_OTP_EXP: "120", AUTHSVC_SMTP_LINK_FREQUENCY: "0" },
     async ({ srv, smtp }) => {
       await confirmedUser(srv, "exp@example.com");
-      await call(srv, "POST", "/otp", { email: "exp@example.com" });
+      await call(srv, "POST", "/otp", { body: { email: "exp@example.com" } });
       const a = await smtp.waitForMail("exp@example.com");
       clock.t += 119_000;
       const inTime = await call(srv, "POST", "/verify", {
-        type: "email",
-        email: "exp@example.com",
-        token: a.code,
+        body: {
+          type: "email",
+          email: "exp@example.com",
+          token: a.code,
+        },
       });
       assert.equal(inTime.status, 200, JSON.stringify(inTime.body));
 
-      await call(srv, "POST", "/otp", { email: "exp@example.com" });
+      await call(srv, "POST", "/otp", { body: { email: "exp@example.com" } });
       const b = await smtp.waitForMail("exp@example.com");
       clock.t += 121_000;
       const late = await call(srv, "POST", "/verify", {
-        type: "email",
-        email: "exp@example.com",
-        token: b.code,
+        body: {
+          type: "email",
+          email: "exp@example.com",
+          token: b.code,
+        },
       });
       assert.equal(late.status, 403);
       assert.equal(late.body.error_code, "otp_expired");
@@ -109,7 +119,7 @@ Deno.test("MAILER_TEMPLATE_TIMEOUT: a template server that does not answer gives
       LOG_LEVEL: "warn",
     }, async ({ srv, smtp }) => {
       await confirmedUser(srv, "t@example.com");
-      const r = await call(srv, "POST", "/recover", { email: "t@example.com" });
+      const r = await call(srv, "POST", "/recover", { body: { email: "t@example.com" } });
       assert.equal(r.status, 200);
       const mail = await smtp.waitForMail("t@example.com");
       assert.match(mail.text, /Reset Password/);
@@ -130,14 +140,19 @@ Deno.test("MAILER_AUTOCONFIRM: sign-up signs in at once; a permanent user's e-ma
     AUTHSVC_MAILER_NOTIFICATIONS_EMAIL_CHANGED_ENABLED: "true",
   }, async ({ srv, smtp }) => {
     const su = await call(srv, "POST", "/signup", {
-      email: "ac@example.com",
-      password: "pw-123456",
+      body: {
+        email: "ac@example.com",
+        password: "pw-123456",
+      },
     });
     assert.equal(su.status, 200);
     assert.ok(su.body.access_token);
     const token = String(su.body.access_token);
     assert.ok((await getUser(srv, token)).email_confirmed_at);
-    const up = await call(srv, "PUT", "/user", { email: "ac2@example.com" }, token);
+    const up = await call(srv, "PUT", "/user", {
+      body: { email: "ac2@example.com" },
+      token: token,
+    });
     assert.equal(up.status, 200, JSON.stringify(up.body));
     // GoTrue's user.go: only an anonymous user gets an address at once (issue 17;
     // tests/server/security/email_change_test.ts)

@@ -1,13 +1,16 @@
 import assert from "node:assert/strict";
-import { call, fragment, getUser, local, openLink, withEmail } from "./helpers.ts";
+import { fragment, getUser, local, openLink, withEmail } from "./_helpers.ts";
+import { call } from "../../helpers/http.ts";
 
 Deno.test("sign-up: the confirmation mail's link confirms and signs in at SITE_URL", async () => {
   await withEmail({}, async ({ srv, smtp }) => {
     const events: unknown[] = [];
     srv.services.events.on("mail_sent", (a) => events.push(a.kind));
     const r = await call(srv, "POST", "/signup", {
-      email: "New@Example.com",
-      password: "pw-123456",
+      body: {
+        email: "New@Example.com",
+        password: "pw-123456",
+      },
     });
     assert.equal(r.status, 200);
     assert.ok(r.body.confirmation_sent_at);
@@ -19,8 +22,10 @@ Deno.test("sign-up: the confirmation mail's link confirms and signs in at SITE_U
 
     // password sign-in is refused until confirmed
     const early = await call(srv, "POST", "/token?grant_type=password", {
-      email: "new@example.com",
-      password: "pw-123456",
+      body: {
+        email: "new@example.com",
+        password: "pw-123456",
+      },
     });
     assert.equal(early.body.error_code, "email_not_confirmed");
 
@@ -65,9 +70,11 @@ Deno.test("sign-up: the confirmation mail's link confirms and signs in at SITE_U
     assert.ok(e.error_description);
     // and the code of the same mail is dead too
     const code = await call(srv, "POST", "/verify", {
-      type: "signup",
-      email: "new@example.com",
-      token: mail.code,
+      body: {
+        type: "signup",
+        email: "new@example.com",
+        token: mail.code,
+      },
     });
     assert.equal(code.status, 403);
     assert.equal(code.body.error_code, "otp_expired");
@@ -82,27 +89,35 @@ Deno.test("sign-up: the confirmation mail's link confirms and signs in at SITE_U
 
 Deno.test("sign-up: typing the code confirms; a repeated sign-up re-sends only within the limit", async () => {
   await withEmail({ AUTHSVC_SMTP_MAX_FREQUENCY: "60s" }, async ({ srv, smtp }) => {
-    await call(srv, "POST", "/signup", { email: "code@example.com", password: "pw-123456" });
+    await call(srv, "POST", "/signup", {
+      body: { email: "code@example.com", password: "pw-123456" },
+    });
     const first = await smtp.waitForMail("code@example.com");
     // a repeated sign-up within SMTP_MAX_FREQUENCY: same kind of answer, no mail
     const dup = await call(srv, "POST", "/signup", {
-      email: "code@example.com",
-      password: "x-123456",
+      body: {
+        email: "code@example.com",
+        password: "x-123456",
+      },
     });
     assert.equal(dup.status, 200);
     assert.ok(dup.body.id);
     await smtp.expectNoMail("code@example.com");
     // a wrong code fails, the right one signs in with type signup
     const wrong = await call(srv, "POST", "/verify", {
-      type: "signup",
-      email: "code@example.com",
-      token: first.code === "000000" ? "111111" : "000000",
+      body: {
+        type: "signup",
+        email: "code@example.com",
+        token: first.code === "000000" ? "111111" : "000000",
+      },
     });
     assert.equal(wrong.status, 403);
     const ok = await call(srv, "POST", "/verify", {
-      type: "signup",
-      email: "code@example.com",
-      token: first.code,
+      body: {
+        type: "signup",
+        email: "code@example.com",
+        token: first.code,
+      },
     });
     assert.equal(ok.status, 200);
     assert.equal(ok.body.type, "signup");
@@ -110,8 +125,10 @@ Deno.test("sign-up: typing the code confirms; a repeated sign-up re-sends only w
     assert.ok(ok.body.refresh_token);
     // a confirmed address signing up again gets no mail and an answer like any other
     const dup2 = await call(srv, "POST", "/signup", {
-      email: "code@example.com",
-      password: "x-123456",
+      body: {
+        email: "code@example.com",
+        password: "x-123456",
+      },
     });
     assert.equal(dup2.status, 200);
     assert.notEqual(dup2.body.id, (ok.body.user as { id: string }).id);
@@ -121,9 +138,13 @@ Deno.test("sign-up: typing the code confirms; a repeated sign-up re-sends only w
 
 Deno.test("sign-up: repeated sign-up of an unconfirmed address re-sends after the interval", async () => {
   await withEmail({ AUTHSVC_SMTP_MAX_FREQUENCY: "0" }, async ({ srv, smtp }) => {
-    await call(srv, "POST", "/signup", { email: "again@example.com", password: "pw-123456" });
+    await call(srv, "POST", "/signup", {
+      body: { email: "again@example.com", password: "pw-123456" },
+    });
     const a = await smtp.waitForMail("again@example.com");
-    await call(srv, "POST", "/signup", { email: "again@example.com", password: "pw-654321" });
+    await call(srv, "POST", "/signup", {
+      body: { email: "again@example.com", password: "pw-654321" },
+    });
     const b = await smtp.waitForMail("again@example.com");
     assert.notEqual(a.link, b.link);
     // Each sign-up's mail confirms that sign-up (issue 17: a squatter's repeated sign-up
@@ -134,7 +155,9 @@ Deno.test("sign-up: repeated sign-up of an unconfirmed address re-sends after th
     const old = await openLink(local(srv, a.link));
     assert.equal(fragment(old.location!).error_code, "otp_expired");
     const pw = (password: string) =>
-      call(srv, "POST", "/token?grant_type=password", { email: "again@example.com", password });
+      call(srv, "POST", "/token?grant_type=password", {
+        body: { email: "again@example.com", password },
+      });
     assert.equal((await pw("pw-654321")).status, 200);
     assert.equal((await pw("pw-123456")).status, 400);
   });
@@ -144,34 +167,44 @@ Deno.test("sign-up: SMTP down is a clear 500, the user is kept, /resend works on
   await withEmail({}, async ({ srv, smtp }) => {
     smtp.mode = "refuse";
     const r = await call(srv, "POST", "/signup", {
-      email: "down@example.com",
-      password: "pw-123456",
+      body: {
+        email: "down@example.com",
+        password: "pw-123456",
+      },
     });
     assert.equal(r.status, 500);
     assert.equal(r.body.error_code, "email_send_failed");
     assert.equal(r.body.msg, "Error sending confirmation email");
     assert.ok(await srv.services.users.findByEmail("down@example.com"), "user row kept");
     smtp.mode = "accept";
-    const rs = await call(srv, "POST", "/resend", { type: "signup", email: "down@example.com" });
+    const rs = await call(srv, "POST", "/resend", {
+      body: { type: "signup", email: "down@example.com" },
+    });
     assert.equal(rs.status, 200);
     assert.equal(typeof rs.body.message_id, "string");
     const mail = await smtp.waitForMail("down@example.com");
     const ok = await call(srv, "POST", "/verify", {
-      type: "signup",
-      email: "down@example.com",
-      token: mail.code,
+      body: {
+        type: "signup",
+        email: "down@example.com",
+        token: mail.code,
+      },
     });
     assert.equal(ok.status, 200);
     // /resend of an unknown or confirmed address: same answer, no mail
     const unknown = await call(srv, "POST", "/resend", {
-      type: "signup",
-      email: "nobody@example.com",
+      body: {
+        type: "signup",
+        email: "nobody@example.com",
+      },
     });
     assert.equal(unknown.status, 200);
     assert.equal(typeof unknown.body.message_id, "string");
     const confirmed = await call(srv, "POST", "/resend", {
-      type: "signup",
-      email: "down@example.com",
+      body: {
+        type: "signup",
+        email: "down@example.com",
+      },
     });
     assert.equal(confirmed.status, 200);
     await smtp.expectNoMail("down@example.com");

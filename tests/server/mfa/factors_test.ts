@@ -10,7 +10,7 @@ import {
   signedUp,
   TestClock,
   totpAt,
-} from "./_util.ts";
+} from "./_helpers.ts";
 
 Deno.test("the whole TOTP cycle through @supabase/auth-js: enroll, challenge, verify, aal2, unenroll, admin", async () => {
   const clock = new TestClock();

@@ -9,7 +9,7 @@ import {
   signedUp,
   TestClock,
   totpAt,
-} from "./_util.ts";
+} from "./_helpers.ts";
 
 /** A signed-up user with an enrolled (unverified) TOTP factor, over plain HTTP. */
 async function withFactor(srv: TestServer) {

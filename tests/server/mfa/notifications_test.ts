@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startTestServer } from "../../helpers/server.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
-import { admin, MFA_ENV, signedUp, TestClock, totpAt } from "./_util.ts";
+import { admin, MFA_ENV, signedUp, TestClock, totpAt } from "./_helpers.ts";
 
 Deno.test("enrolled and unenrolled notification mails name the factor type, behind their switches", async () => {
   const smtp = await startSmtp();

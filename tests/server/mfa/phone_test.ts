@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startSmsFake } from "../../helpers/sms_fakes.ts";
 import { startTestServer } from "../../helpers/server.ts";
-import { accessToken, api, claims, MFA_ENV, signedUp, TestClock } from "./_util.ts";
+import { accessToken, api, claims, MFA_ENV, signedUp, TestClock } from "./_helpers.ts";
 
 Deno.test("a phone factor through auth-js: the code arrives by SMS and raises the session to aal2", async () => {
   const sms = await startSmsFake("twilio");

@@ -10,7 +10,7 @@ import {
 } from "../../../server/auth/totp.ts";
 import { qrDataUri, qrSvg } from "../../../server/auth/qr.ts";
 import { jsQR } from "../../helpers/deps.ts";
-import { totpAt } from "./_util.ts";
+import { totpAt } from "./_helpers.ts";
 
 const enc = new TextEncoder();
 const b32 = (ascii: string) => base32Encode(enc.encode(ascii));

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { startTestServer } from "../../helpers/server.ts";
-import { email, send } from "./_fakes.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 type Entry = {
   id: string;
@@ -12,25 +12,29 @@ type Entry = {
 Deno.test("GET /admin/audit: admins page through the audit log, others are refused", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
   try {
-    const addresses = [email("a1"), email("a2"), email("a3")];
+    const addresses = [uniqueEmail("a1"), uniqueEmail("a2"), uniqueEmail("a3")];
     let userToken = "";
     for (const address of addresses) {
-      const r = await send(srv, "POST", "/signup", { email: address, password: "pw-123456" });
+      const r = await call(srv, "POST", "/signup", {
+        body: { email: address, password: "pw-123456" },
+      });
       assert.equal(r.status, 200);
       userToken = String(r.body.access_token);
     }
     const admin = { authorization: `Bearer ${await srv.serviceRoleToken()}` };
 
-    const anonymous = await send(srv, "GET", "/admin/audit");
+    const anonymous = await call(srv, "GET", "/admin/audit");
     assert.equal(anonymous.status, 401);
     assert.equal(anonymous.body.error_code, "no_authorization");
-    const user = await send(srv, "GET", "/admin/audit", undefined, {
-      authorization: `Bearer ${userToken}`,
+    const user = await call(srv, "GET", "/admin/audit", {
+      headers: {
+        authorization: `Bearer ${userToken}`,
+      },
     });
     assert.equal(user.status, 403);
     assert.equal(user.body.error_code, "not_admin");
 
-    const all = await send(srv, "GET", "/admin/audit", undefined, admin);
+    const all = await call(srv, "GET", "/admin/audit", { headers: admin });
     assert.equal(all.status, 200);
     const entries = all.body as unknown as Entry[];
     const total = Number(all.headers.get("x-total-count"));
@@ -51,33 +55,29 @@ Deno.test("GET /admin/audit: admins page through the audit log, others are refus
     const times = entries.map((e) => Date.parse(e.created_at));
     assert.deepEqual(times, [...times].sort((a, b) => b - a));
 
-    const page1 = await send(srv, "GET", "/admin/audit?per_page=2", undefined, admin);
+    const page1 = await call(srv, "GET", "/admin/audit?per_page=2", { headers: admin });
     assert.equal((page1.body as unknown as Entry[]).length, 2);
     const link = page1.headers.get("link") ?? "";
     const last = Math.ceil(total / 2);
     assert.match(link, /<\/admin\/audit\?page=2&per_page=2>; rel="next"/);
     assert.ok(link.includes(`</admin/audit?page=${last}&per_page=2>; rel="last"`), link);
-    const page2 = await send(srv, "GET", "/admin/audit?page=2&per_page=2", undefined, admin);
+    const page2 = await call(srv, "GET", "/admin/audit?page=2&per_page=2", { headers: admin });
     const ids1 = (page1.body as unknown as Entry[]).map((e) => e.id);
     const ids2 = (page2.body as unknown as Entry[]).map((e) => e.id);
     assert.ok(ids2.length >= 1 && ids2.every((id) => !ids1.includes(id)));
 
-    const filtered = await send(
-      srv,
-      "GET",
-      "/admin/audit?query=action:user_signedup",
-      undefined,
-      admin,
-    );
+    const filtered = await call(srv, "GET", "/admin/audit?query=action:user_signedup", {
+      headers: admin,
+    });
     assert.equal(Number(filtered.headers.get("x-total-count")), 3);
     assert.ok(
       (filtered.body as unknown as Entry[]).every((e) => e.payload.action === "user_signedup"),
     );
 
-    const badScope = await send(srv, "GET", "/admin/audit?query=color:red", undefined, admin);
+    const badScope = await call(srv, "GET", "/admin/audit?query=color:red", { headers: admin });
     assert.equal(badScope.status, 400);
     assert.match(String(badScope.body.msg), /query scope/);
-    const badPage = await send(srv, "GET", "/admin/audit?page=zero", undefined, admin);
+    const badPage = await call(srv, "GET", "/admin/audit?page=zero", { headers: admin });
     assert.equal(badPage.status, 400);
     assert.match(String(badPage.body.msg), /page/);
   } finally {
@@ -93,53 +93,86 @@ Deno.test("audit log: every flow writes its entry (sign-up, sign-in, refresh, re
   });
   const from = { "authsvc-proxy-forwarded-for": "198.51.100.23" };
   try {
-    const address = email("flow");
-    const up = await send(srv, "POST", "/signup", { email: address, password: "pw-123456" }, from);
+    const address = uniqueEmail("flow");
+    const up = await call(srv, "POST", "/signup", {
+      body: { email: address, password: "pw-123456" },
+      headers: from,
+    });
     assert.equal(up.status, 200);
-    const inn = await send(srv, "POST", "/token?grant_type=password", {
-      email: address,
-      password: "pw-123456",
-    }, from);
+    const inn = await call(srv, "POST", "/token?grant_type=password", {
+      body: {
+        email: address,
+        password: "pw-123456",
+      },
+      headers: from,
+    });
     assert.equal(inn.status, 200);
     const auth = { ...from, authorization: `Bearer ${inn.body.access_token}` };
     assert.equal(
-      (await send(srv, "PUT", "/user", { data: { theme: "dark" } }, auth)).status,
+      (await call(srv, "PUT", "/user", { body: { data: { theme: "dark" } }, headers: auth }))
+        .status,
       200,
     );
-    assert.equal((await send(srv, "PUT", "/user", { password: "pw-654321" }, auth)).status, 200);
-    const ref = await send(srv, "POST", "/token?grant_type=refresh_token", {
-      refresh_token: inn.body.refresh_token,
-    }, from);
+    assert.equal(
+      (await call(srv, "PUT", "/user", { body: { password: "pw-654321" }, headers: auth })).status,
+      200,
+    );
+    const ref = await call(srv, "POST", "/token?grant_type=refresh_token", {
+      body: {
+        refresh_token: inn.body.refresh_token,
+      },
+      headers: from,
+    });
     assert.equal(ref.status, 200);
     // The old token again, outside the reuse interval: the session's tokens are revoked.
-    const reuse = await send(srv, "POST", "/token?grant_type=refresh_token", {
-      refresh_token: inn.body.refresh_token,
-    }, from);
+    const reuse = await call(srv, "POST", "/token?grant_type=refresh_token", {
+      body: {
+        refresh_token: inn.body.refresh_token,
+      },
+      headers: from,
+    });
     assert.equal(reuse.body.error_code, "refresh_token_already_used");
-    const second = await send(srv, "POST", "/token?grant_type=password", {
-      email: address,
-      password: "pw-654321",
-    }, from);
-    const out = await send(srv, "POST", "/logout", undefined, {
-      ...from,
-      authorization: `Bearer ${second.body.access_token}`,
+    const second = await call(srv, "POST", "/token?grant_type=password", {
+      body: {
+        email: address,
+        password: "pw-654321",
+      },
+      headers: from,
+    });
+    const out = await call(srv, "POST", "/logout", {
+      headers: {
+        ...from,
+        authorization: `Bearer ${second.body.access_token}`,
+      },
     });
     assert.equal(out.status, 204);
 
     const admin = { ...from, authorization: `Bearer ${await srv.serviceRoleToken()}` };
-    const other = email("byadmin");
-    const created = await send(srv, "POST", "/admin/users", { email: other }, admin);
+    const other = uniqueEmail("byadmin");
+    const created = await call(srv, "POST", "/admin/users", {
+      body: { email: other },
+      headers: admin,
+    });
     assert.equal(created.status, 200);
     const uid = String(created.body.id);
     assert.equal(
-      (await send(srv, "PUT", `/admin/users/${uid}`, { user_metadata: { a: 1 } }, admin)).status,
+      (await call(srv, "PUT", `/admin/users/${uid}`, {
+        body: { user_metadata: { a: 1 } },
+        headers: admin,
+      })).status,
       200,
     );
-    assert.equal((await send(srv, "DELETE", `/admin/users/${uid}`, undefined, admin)).status, 200);
-    const invited = email("invited");
-    assert.equal((await send(srv, "POST", "/invite", { email: invited }, admin)).status, 200);
+    assert.equal(
+      (await call(srv, "DELETE", `/admin/users/${uid}`, { headers: admin })).status,
+      200,
+    );
+    const invited = uniqueEmail("invited");
+    assert.equal(
+      (await call(srv, "POST", "/invite", { body: { email: invited }, headers: admin })).status,
+      200,
+    );
 
-    const list = await send(srv, "GET", "/admin/audit?per_page=1000", undefined, admin);
+    const list = await call(srv, "GET", "/admin/audit?per_page=1000", { headers: admin });
     const entries = list.body as unknown as Entry[];
     const has = (action: string, who: string) =>
       entries.find((e) => e.payload.action === action && JSON.stringify(e.payload).includes(who));

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { startTestServer } from "../../helpers/server.ts";
 import { AuthClient } from "../../helpers/deps.ts";
-import { email, send, startFakeCaptcha } from "./_fakes.ts";
+import { startFakeCaptcha } from "./_helpers.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 const SECRET = "0x-test-captcha-secret";
 const GOOD = "P1_good-captcha-token";
@@ -17,35 +18,43 @@ for (const provider of ["hcaptcha", "turnstile"] as const) {
       AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: fake.url,
     });
     try {
-      const address = email();
-      const missing = await send(srv, "POST", "/signup", { email: address, password: "pw-123456" });
+      const address = uniqueEmail("ops");
+      const missing = await call(srv, "POST", "/signup", {
+        body: { email: address, password: "pw-123456" },
+      });
       assert.equal(missing.status, 400);
       assert.equal(missing.body.error_code, "captcha_failed");
       assert.equal(fake.calls.length, 0, "no provider call without a token");
 
-      const bad = await send(srv, "POST", "/signup", {
-        email: address,
-        password: "pw-123456",
-        captcha_token: "forged",
+      const bad = await call(srv, "POST", "/signup", {
+        body: {
+          email: address,
+          password: "pw-123456",
+          captcha_token: "forged",
+        },
       });
       assert.equal(bad.status, 400);
       assert.equal(bad.body.error_code, "captcha_failed");
       assert.match(String(bad.body.msg), /invalid-input-response/);
 
       // The handler reads the body the middleware already read: sign-up works.
-      const ok = await send(srv, "POST", "/signup", {
-        email: address,
-        password: "pw-123456",
-        captcha_token: GOOD,
+      const ok = await call(srv, "POST", "/signup", {
+        body: {
+          email: address,
+          password: "pw-123456",
+          captcha_token: GOOD,
+        },
       });
       assert.equal(ok.status, 200, JSON.stringify(ok.body));
       assert.equal((ok.body.user as { email: string }).email, address);
 
       // Where @supabase/auth-js puts it.
-      const viaMeta = await send(srv, "POST", "/token?grant_type=password", {
-        email: address,
-        password: "pw-123456",
-        gotrue_meta_security: { captcha_token: GOOD },
+      const viaMeta = await call(srv, "POST", "/token?grant_type=password", {
+        body: {
+          email: address,
+          password: "pw-123456",
+          gotrue_meta_security: { captcha_token: GOOD },
+        },
       });
       assert.equal(viaMeta.status, 200, JSON.stringify(viaMeta.body));
       assert.equal(typeof viaMeta.body.access_token, "string");
@@ -71,7 +80,7 @@ Deno.test("captcha: every protected endpoint refuses a request without a token",
     AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
   });
   try {
-    const body = { email: email(), password: "pw-123456", type: "signup" };
+    const body = { email: uniqueEmail("ops"), password: "pw-123456", type: "signup" };
     for (
       const path of [
         "/signup",
@@ -82,12 +91,14 @@ Deno.test("captcha: every protected endpoint refuses a request without a token",
         "/resend",
       ]
     ) {
-      const r = await send(srv, "POST", path, body);
+      const r = await call(srv, "POST", path, { body: body });
       assert.equal(r.status, 400, path);
       assert.equal(r.body.error_code, "captcha_failed", path);
     }
     // The grant type in the body instead of the query string is the same password sign-in.
-    const bodyGrant = await send(srv, "POST", "/token", { ...body, grant_type: "password" });
+    const bodyGrant = await call(srv, "POST", "/token", {
+      body: { ...body, grant_type: "password" },
+    });
     assert.equal(bodyGrant.status, 400);
     assert.equal(bodyGrant.body.error_code, "captcha_failed");
     const formGrant = await srv.fetch("/token", {
@@ -97,16 +108,21 @@ Deno.test("captcha: every protected endpoint refuses a request without a token",
     });
     assert.equal((await formGrant.json()).error_code, "captcha_failed");
     // Anonymous sign-in is a sign-up without e-mail and phone.
-    const anon = await send(srv, "POST", "/signup", { data: {} });
+    const anon = await call(srv, "POST", "/signup", { body: { data: {} } });
     assert.equal(anon.body.error_code, "captcha_failed");
     // Refreshing a session needs no captcha.
-    const refresh = await send(srv, "POST", "/token?grant_type=refresh_token", {
-      refresh_token: "unknown",
+    const refresh = await call(srv, "POST", "/token?grant_type=refresh_token", {
+      body: {
+        refresh_token: "unknown",
+      },
     });
     assert.notEqual(refresh.body.error_code, "captcha_failed");
     // An admin (service_role) is not asked for one.
-    const admin = await send(srv, "POST", "/signup", { email: email(), password: "pw-123456" }, {
-      authorization: `Bearer ${await srv.serviceRoleToken()}`,
+    const admin = await call(srv, "POST", "/signup", {
+      body: { email: uniqueEmail("ops"), password: "pw-123456" },
+      headers: {
+        authorization: `Bearer ${await srv.serviceRoleToken()}`,
+      },
     });
     assert.notEqual(admin.body.error_code, "captcha_failed");
     assert.deepEqual(fake.problems, []);
@@ -126,10 +142,12 @@ Deno.test("captcha: a provider that does not answer in time refuses the request"
     AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: fake.url,
   });
   try {
-    const r = await send(srv, "POST", "/signup", {
-      email: email(),
-      password: "pw-123456",
-      captcha_token: GOOD,
+    const r = await call(srv, "POST", "/signup", {
+      body: {
+        email: uniqueEmail("ops"),
+        password: "pw-123456",
+        captcha_token: GOOD,
+      },
     });
     assert.equal(r.status, 503);
     assert.equal(r.body.error_code, "captcha_failed");
@@ -151,7 +169,9 @@ Deno.test("captcha: a provider that cannot be reached refuses the request", asyn
     AUTHSVC_SECURITY_CAPTCHA_VERIFY_URL: "http://127.0.0.1:9/siteverify",
   });
   try {
-    const r = await send(srv, "POST", "/otp", { email: email(), captcha_token: GOOD });
+    const r = await call(srv, "POST", "/otp", {
+      body: { email: uniqueEmail("ops"), captcha_token: GOOD },
+    });
     assert.equal(r.status, 503);
     assert.equal(r.body.error_code, "captcha_failed");
     assert.match(String(r.body.msg), /hCaptcha could not be reached/);
@@ -177,7 +197,7 @@ Deno.test("captcha: @supabase/auth-js passes its captchaToken and signs up, in, 
     detectSessionInUrl: false,
   });
   try {
-    const address = email();
+    const address = uniqueEmail("ops");
     const refused = await client.signUp({ email: address, password: "pw-123456" });
     assert.equal(refused.error?.code, "captcha_failed");
     assert.equal(refused.error?.status, 400);

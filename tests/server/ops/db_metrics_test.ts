@@ -6,8 +6,9 @@
 import assert from "node:assert/strict";
 import { startTestServer } from "../../helpers/server.ts";
 import { startOtlpCollector } from "../../helpers/otlp_collector.ts";
-import { email, send } from "./_fakes.ts";
+
 import { lockedSession, PG_URL, release, waitingBackend } from "../db/_locks.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 const onPg = { ignore: !PG_URL };
 
@@ -51,8 +52,10 @@ Deno.test({
     });
     try {
       const scrape = async () => await (await fetch(`http://127.0.0.1:${port}/`)).text();
-      const me = await send(f.srv, "GET", "/user", undefined, {
-        authorization: `Bearer ${f.accessToken}`,
+      const me = await call(f.srv, "GET", "/user", {
+        headers: {
+          authorization: `Bearer ${f.accessToken}`,
+        },
       });
       assert.equal(me.status, 200);
       let text = await scrape();
@@ -68,8 +71,10 @@ Deno.test({
       assert.equal(sample(text, "db_client_operation_timeouts_total"), undefined);
 
       // A refresh (a transaction) stuck on the session's row lock reaches its deadline.
-      const stuck = send(f.srv, "POST", "/token?grant_type=refresh_token", {
-        refresh_token: f.refreshToken,
+      const stuck = call(f.srv, "POST", "/token?grant_type=refresh_token", {
+        body: {
+          refresh_token: f.refreshToken,
+        },
       });
       await waitingBackend(f);
       text = await scrape();
@@ -98,7 +103,9 @@ Deno.test({
       AUTHSVC_MAILER_AUTOCONFIRM: "true",
     }, { backend: "postgres" });
     try {
-      const up = await send(srv, "POST", "/signup", { email: email("dbo"), password: "pw-123456" });
+      const up = await call(srv, "POST", "/signup", {
+        body: { email: uniqueEmail("dbo"), password: "pw-123456" },
+      });
       assert.equal(up.status, 200);
       await collector.waitFor(() =>
         collector.metrics.some((m) => m.name === "db.client.connection.count") &&

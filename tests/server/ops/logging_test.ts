@@ -3,8 +3,9 @@ import { startTestServer } from "../../helpers/server.ts";
 import { parseIp, resolveClientIp } from "../../../server/security/client_ip.ts";
 import { readConfig } from "../../../server/config.ts";
 import { BASE_ENV } from "../../helpers/server.ts";
-import { email, scratchDb, send } from "./_fakes.ts";
+import { scratchDb } from "./_helpers.ts";
 import { createApp } from "../../../server/app.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 type Line = Record<string, unknown>;
 const parse = (lines: string[]): Line[] => lines.map((l) => JSON.parse(l));
@@ -37,7 +38,9 @@ Deno.test("logs: one JSON line per request, and the request id on every line of 
   const srv = await startTestServer({ LOG_LEVEL: "debug", AUTHSVC_MAILER_AUTOCONFIRM: "true" });
   try {
     srv.logs.length = 0;
-    const r = await send(srv, "POST", "/signup", { email: email(), password: "pw-123456" });
+    const r = await call(srv, "POST", "/signup", {
+      body: { email: uniqueEmail("ops"), password: "pw-123456" },
+    });
     assert.equal(r.status, 200);
     const id = r.headers.get("x-request-id");
     const lines = parse(srv.logs);
@@ -52,7 +55,7 @@ Deno.test("logs: one JSON line per request, and the request id on every line of 
     for (const l of lines) assert.equal(l.request_id, id, JSON.stringify(l));
 
     srv.logs.length = 0;
-    const miss = await send(srv, "GET", "/nowhere/123");
+    const miss = await call(srv, "GET", "/nowhere/123");
     const line = parse(srv.logs).find((l) => l.msg === "request")!;
     assert.equal(line.status, 404);
     assert.equal(line.route, "unmatched");
@@ -105,8 +108,11 @@ Deno.test("client IP: forwarded address lands in the access log and the audit lo
   });
   try {
     srv.logs.length = 0;
-    const r = await send(srv, "POST", "/signup", { email: email(), password: "pw-123456" }, {
-      "authsvc-proxy-forwarded-for": "192.0.2.44, 10.1.1.1",
+    const r = await call(srv, "POST", "/signup", {
+      body: { email: uniqueEmail("ops"), password: "pw-123456" },
+      headers: {
+        "authsvc-proxy-forwarded-for": "192.0.2.44, 10.1.1.1",
+      },
     });
     assert.equal(r.status, 200);
     const line = parse(srv.logs).find((l) => l.msg === "request")!;

@@ -7,7 +7,8 @@ import { startOtlpCollector } from "../../helpers/otlp_collector.ts";
 import { VERSION } from "../../../server/version.ts";
 import { startSmsFake } from "../../helpers/sms_fakes.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
-import { email, scratchDb, send } from "./_fakes.ts";
+import { scratchDb } from "./_helpers.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -51,33 +52,43 @@ Deno.test("metrics (prometheus): requests, sign-ups, sign-ins, refreshes, mail, 
   try {
     for (let i = 0; i < 2; i++) await (await srv.fetch("/health")).body?.cancel();
     await (await srv.fetch("/no/such/route")).body?.cancel();
-    const address = email();
-    const up = await send(srv, "POST", "/signup", { email: address, password: "pw-123456" });
+    const address = uniqueEmail("ops");
+    const up = await call(srv, "POST", "/signup", {
+      body: { email: address, password: "pw-123456" },
+    });
     assert.equal(up.status, 200);
-    const inn = await send(srv, "POST", "/token?grant_type=password", {
-      email: address,
-      password: "pw-123456",
+    const inn = await call(srv, "POST", "/token?grant_type=password", {
+      body: {
+        email: address,
+        password: "pw-123456",
+      },
     });
     assert.equal(inn.status, 200);
-    const ref = await send(srv, "POST", "/token?grant_type=refresh_token", {
-      refresh_token: inn.body.refresh_token,
+    const ref = await call(srv, "POST", "/token?grant_type=refresh_token", {
+      body: {
+        refresh_token: inn.body.refresh_token,
+      },
     });
     assert.equal(ref.status, 200);
     // A magic-link mail, signed in with its code; an SMS code, signed in with it.
-    assert.equal((await send(srv, "POST", "/otp", { email: address })).status, 200);
+    assert.equal((await call(srv, "POST", "/otp", { body: { email: address } })).status, 200);
     const mail = await smtp.waitForMail(address);
-    const byMail = await send(srv, "POST", "/verify", {
-      type: "email",
-      email: address,
-      token: mail.code,
+    const byMail = await call(srv, "POST", "/verify", {
+      body: {
+        type: "email",
+        email: address,
+        token: mail.code,
+      },
     });
     assert.equal(byMail.status, 200, JSON.stringify(byMail.body));
     const phone = "+15554440001";
-    assert.equal((await send(srv, "POST", "/otp", { phone })).status, 200);
-    const bySms = await send(srv, "POST", "/verify", {
-      type: "sms",
-      phone,
-      token: sms.lastCode(phone),
+    assert.equal((await call(srv, "POST", "/otp", { body: { phone } })).status, 200);
+    const bySms = await call(srv, "POST", "/verify", {
+      body: {
+        type: "sms",
+        phone,
+        token: sms.lastCode(phone),
+      },
     });
     assert.equal(bySms.status, 200, JSON.stringify(bySms.body));
 
@@ -159,11 +170,15 @@ Deno.test("metrics (opentelemetry): pushed over OTLP with the resource attribute
   });
   try {
     await (await srv.fetch("/health")).body?.cancel();
-    const address = email();
-    const up = await send(srv, "POST", "/signup", { email: address, password: "pw-123456" });
+    const address = uniqueEmail("ops");
+    const up = await call(srv, "POST", "/signup", {
+      body: { email: address, password: "pw-123456" },
+    });
     assert.equal(up.status, 200);
-    const ref = await send(srv, "POST", "/token?grant_type=refresh_token", {
-      refresh_token: up.body.refresh_token,
+    const ref = await call(srv, "POST", "/token?grant_type=refresh_token", {
+      body: {
+        refresh_token: up.body.refresh_token,
+      },
     });
     assert.equal(ref.status, 200);
     await collector.waitFor(() =>

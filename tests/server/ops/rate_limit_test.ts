@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
 import { readConfig } from "../../../server/config.ts";
-import { email, send, TestClock } from "./_fakes.ts";
+import { TestClock } from "./_helpers.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 /**
  * A clock that stands at the present: windows are aligned to the epoch, so a
@@ -19,46 +20,33 @@ Deno.test("rate limit: /verify answers 429 with Retry-After past RATE_LIMIT_VERI
   try {
     const from = (ip: string) => ({ "authsvc-proxy-forwarded-for": ip });
     for (let i = 0; i < 3; i++) {
-      const r = await send(
-        srv,
-        "POST",
-        "/verify",
-        { type: "signup", token: "x" },
-        from("203.0.113.7"),
-      );
+      const r = await call(srv, "POST", "/verify", {
+        body: { type: "signup", token: "x" },
+        headers: from("203.0.113.7"),
+      });
       assert.notEqual(r.status, 429);
     }
-    const over = await send(
-      srv,
-      "GET",
-      "/verify?type=signup&token=x",
-      undefined,
-      from("203.0.113.7"),
-    );
+    const over = await call(srv, "GET", "/verify?type=signup&token=x", {
+      headers: from("203.0.113.7"),
+    });
     assert.equal(over.status, 429);
     assert.equal(over.body.error_code, "over_request_rate_limit");
     const retry = Number(over.headers.get("retry-after"));
     assert.ok(retry >= 1 && retry <= 300, `Retry-After ${retry}`);
 
     // Another client has its own budget.
-    const other = await send(
-      srv,
-      "POST",
-      "/verify",
-      { type: "signup", token: "x" },
-      from("2001:db8::1"),
-    );
+    const other = await call(srv, "POST", "/verify", {
+      body: { type: "signup", token: "x" },
+      headers: from("2001:db8::1"),
+    });
     assert.notEqual(other.status, 429);
 
     // A new window opens when Retry-After has passed.
     clock.advance(retry);
-    const later = await send(
-      srv,
-      "POST",
-      "/verify",
-      { type: "signup", token: "x" },
-      from("203.0.113.7"),
-    );
+    const later = await call(srv, "POST", "/verify", {
+      body: { type: "signup", token: "x" },
+      headers: from("203.0.113.7"),
+    });
     assert.notEqual(later.status, 429);
   } finally {
     await srv.close();
@@ -72,18 +60,28 @@ Deno.test("rate limit: /otp and /magiclink share RATE_LIMIT_OTP; /signup has RAT
     AUTHSVC_MAILER_AUTOCONFIRM: "true",
   }, { clock: stillNow() });
   try {
-    assert.notEqual((await send(srv, "POST", "/otp", { email: email() })).status, 429);
-    assert.notEqual((await send(srv, "POST", "/magiclink", { email: email() })).status, 429);
-    const over = await send(srv, "POST", "/otp", { email: email() });
+    assert.notEqual(
+      (await call(srv, "POST", "/otp", { body: { email: uniqueEmail("ops") } })).status,
+      429,
+    );
+    assert.notEqual(
+      (await call(srv, "POST", "/magiclink", { body: { email: uniqueEmail("ops") } })).status,
+      429,
+    );
+    const over = await call(srv, "POST", "/otp", { body: { email: uniqueEmail("ops") } });
     assert.equal(over.status, 429);
     assert.equal(over.body.error_code, "over_request_rate_limit");
     assert.ok(Number(over.headers.get("retry-after")) > 0);
 
     for (let i = 0; i < 2; i++) {
-      const r = await send(srv, "POST", "/signup", { email: email(), password: "pw-123456" });
+      const r = await call(srv, "POST", "/signup", {
+        body: { email: uniqueEmail("ops"), password: "pw-123456" },
+      });
       assert.equal(r.status, 200, JSON.stringify(r.body));
     }
-    const third = await send(srv, "POST", "/signup", { email: email(), password: "pw-123456" });
+    const third = await call(srv, "POST", "/signup", {
+      body: { email: uniqueEmail("ops"), password: "pw-123456" },
+    });
     assert.equal(third.status, 429);
     assert.equal(third.body.error_code, "over_request_rate_limit");
   } finally {
@@ -99,15 +97,17 @@ Deno.test("rate limit: anonymous sign-ins have their own limit (RATE_LIMIT_ANONY
   }, { clock: stillNow() });
   try {
     for (let i = 0; i < 2; i++) {
-      const r = await send(srv, "POST", "/signup", { data: {} });
+      const r = await call(srv, "POST", "/signup", { body: { data: {} } });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.equal((r.body.user as { is_anonymous: boolean }).is_anonymous, true);
     }
-    const over = await send(srv, "POST", "/signup", { data: {} });
+    const over = await call(srv, "POST", "/signup", { body: { data: {} } });
     assert.equal(over.status, 429);
     assert.equal(over.body.error_code, "over_request_rate_limit");
     // Sign-ups with an e-mail address still work.
-    const r = await send(srv, "POST", "/signup", { email: email(), password: "pw-123456" });
+    const r = await call(srv, "POST", "/signup", {
+      body: { email: uniqueEmail("ops"), password: "pw-123456" },
+    });
     assert.equal(r.status, 200);
   } finally {
     await srv.close();
@@ -121,8 +121,11 @@ Deno.test("rate limit: /token is keyed by RATE_LIMIT_HEADER when set", async () 
   }, { clock: stillNow() });
   try {
     const grant = (key: string) =>
-      send(srv, "POST", "/token?grant_type=refresh_token", { refresh_token: "nope" }, {
-        "x-client-key": key,
+      call(srv, "POST", "/token?grant_type=refresh_token", {
+        body: { refresh_token: "nope" },
+        headers: {
+          "x-client-key": key,
+        },
       });
     assert.notEqual((await grant("alpha")).status, 429);
     assert.notEqual((await grant("alpha")).status, 429);

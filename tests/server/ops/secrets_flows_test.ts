@@ -14,8 +14,8 @@ import { startTestServer, TEST_JWT_SECRET, type TestServer } from "../../helpers
 import { startSmsFake } from "../../helpers/sms_fakes.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
 import { startProviderFake } from "../../helpers/provider_fakes.ts";
-import { client as authClient, totpAt } from "../mfa/_util.ts";
-import { email, type Json, send } from "./_fakes.ts";
+import { client as authClient, totpAt } from "../mfa/_helpers.ts";
+import { call, type Json, uniqueEmail } from "../../helpers/http.ts";
 
 /** Asserts that no log line holds any of `secrets` (nor any JWT). */
 function assertNoSecret(srv: TestServer, secrets: string[]): void {
@@ -38,41 +38,53 @@ Deno.test("no secret in the logs: e-mail flows (confirmation, recovery, magic li
   const srv = await startTestServer({ ...smtp.env, LOG_LEVEL: "debug" });
   const secrets: string[] = [TEST_JWT_SECRET];
   try {
-    const address = email("mail");
+    const address = uniqueEmail("mail");
     const password = "Mail-Flow-Password-7";
     secrets.push(password);
-    assert.equal((await send(srv, "POST", "/signup", { email: address, password })).status, 200);
+    assert.equal(
+      (await call(srv, "POST", "/signup", { body: { email: address, password } })).status,
+      200,
+    );
     const confirm = await smtp.waitForMail(address);
     const linkToken = new URL(confirm.link).searchParams.get("token")!;
     secrets.push(linkToken, confirm.code);
-    const v = await send(srv, "POST", "/verify", {
-      type: "signup",
-      email: address,
-      token: confirm.code,
+    const v = await call(srv, "POST", "/verify", {
+      body: {
+        type: "signup",
+        email: address,
+        token: confirm.code,
+      },
     });
     assert.equal(v.status, 200, JSON.stringify(v.body));
     secrets.push(...sessionSecrets(v.body));
 
-    assert.equal((await send(srv, "POST", "/recover", { email: address })).status, 200);
+    assert.equal((await call(srv, "POST", "/recover", { body: { email: address } })).status, 200);
     const recovery = await smtp.waitForMail(address);
     secrets.push(new URL(recovery.link).searchParams.get("token")!, recovery.code);
-    const r = await send(srv, "POST", "/verify", {
-      type: "recovery",
-      email: address,
-      token: recovery.code,
+    const r = await call(srv, "POST", "/verify", {
+      body: {
+        type: "recovery",
+        email: address,
+        token: recovery.code,
+      },
     });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     secrets.push(...sessionSecrets(r.body));
     const newPassword = "Recovered-Password-8";
     secrets.push(newPassword);
-    const upd = await send(srv, "PUT", "/user", { password: newPassword }, {
-      authorization: `Bearer ${r.body.access_token}`,
+    const upd = await call(srv, "PUT", "/user", {
+      body: { password: newPassword },
+      headers: {
+        authorization: `Bearer ${r.body.access_token}`,
+      },
     });
     assert.equal(upd.status, 200, JSON.stringify(upd.body));
 
     // A wrong guess of a mailed code, then a magic link opened in the browser.
-    await send(srv, "POST", "/verify", { type: "email", email: address, token: "99887766" });
-    assert.equal((await send(srv, "POST", "/otp", { email: address })).status, 200);
+    await call(srv, "POST", "/verify", {
+      body: { type: "email", email: address, token: "99887766" },
+    });
+    assert.equal((await call(srv, "POST", "/otp", { body: { email: address } })).status, 200);
     const magic = await smtp.waitForMail(address);
     secrets.push(new URL(magic.link).searchParams.get("token")!, magic.code);
     const opened = await srv.fetch(new URL(magic.link).pathname + new URL(magic.link).search, {
@@ -101,39 +113,46 @@ Deno.test("no secret in the logs: phone flows (OTP sign-in, phone change, reauth
   const secrets: string[] = [TEST_JWT_SECRET, sms.env.AUTHSVC_SMS_TWILIO_AUTH_TOKEN];
   try {
     const phone = "+15553330001";
-    assert.equal((await send(srv, "POST", "/otp", { phone })).status, 200);
+    assert.equal((await call(srv, "POST", "/otp", { body: { phone } })).status, 200);
     const code = sms.lastCode(phone)!;
     secrets.push(code);
-    await send(srv, "POST", "/verify", { type: "sms", phone, token: "000000" });
-    const v = await send(srv, "POST", "/verify", { type: "sms", phone, token: code });
+    await call(srv, "POST", "/verify", { body: { type: "sms", phone, token: "000000" } });
+    const v = await call(srv, "POST", "/verify", { body: { type: "sms", phone, token: code } });
     assert.equal(v.status, 200, JSON.stringify(v.body));
     secrets.push(...sessionSecrets(v.body));
     const auth = { authorization: `Bearer ${v.body.access_token}` };
 
     const newPhone = "+15553330002";
-    assert.equal((await send(srv, "PUT", "/user", { phone: newPhone }, auth)).status, 200);
+    assert.equal(
+      (await call(srv, "PUT", "/user", { body: { phone: newPhone }, headers: auth })).status,
+      200,
+    );
     const changeCode = sms.lastCode(newPhone)!;
     secrets.push(changeCode);
-    const moved = await send(srv, "POST", "/verify", {
-      type: "phone_change",
-      phone: newPhone,
-      token: changeCode,
+    const moved = await call(srv, "POST", "/verify", {
+      body: {
+        type: "phone_change",
+        phone: newPhone,
+        token: changeCode,
+      },
     });
     assert.equal(moved.status, 200, JSON.stringify(moved.body));
     secrets.push(...sessionSecrets(moved.body));
 
     const moveAuth = { authorization: `Bearer ${moved.body.access_token}` };
-    assert.equal((await send(srv, "GET", "/reauthenticate", undefined, moveAuth)).status, 200);
+    assert.equal((await call(srv, "GET", "/reauthenticate", { headers: moveAuth })).status, 200);
     const nonce = sms.lastCode(newPhone)!;
     assert.notEqual(nonce, changeCode);
     secrets.push(nonce);
     const password = "Phone-Password-After-Nonce-3";
     secrets.push(password);
-    const pw = await send(srv, "PUT", "/user", { password, nonce }, moveAuth);
+    const pw = await call(srv, "PUT", "/user", { body: { password, nonce }, headers: moveAuth });
     assert.equal(pw.status, 200, JSON.stringify(pw.body));
-    const inn = await send(srv, "POST", "/token?grant_type=password", {
-      phone: newPhone,
-      password,
+    const inn = await call(srv, "POST", "/token?grant_type=password", {
+      body: {
+        phone: newPhone,
+        password,
+      },
     });
     assert.equal(inn.status, 200, JSON.stringify(inn.body));
     secrets.push(...sessionSecrets(inn.body));
@@ -154,22 +173,31 @@ Deno.test("no secret in the logs: MFA (TOTP) and admin flows", async () => {
     const adminToken = await srv.serviceRoleToken();
     secrets.push(adminToken);
     const admin = { authorization: `Bearer ${adminToken}` };
-    const address = email("adm");
+    const address = uniqueEmail("adm");
     const first = "Admin-Set-Password-1";
-    const created = await send(srv, "POST", "/admin/users", {
-      email: address,
-      password: first,
-      email_confirm: true,
-    }, admin);
+    const created = await call(srv, "POST", "/admin/users", {
+      body: {
+        email: address,
+        password: first,
+        email_confirm: true,
+      },
+      headers: admin,
+    });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const password = "Admin-Changed-Password-2";
     secrets.push(first, password);
-    const updated = await send(srv, "PUT", `/admin/users/${created.body.id}`, { password }, admin);
+    const updated = await call(srv, "PUT", `/admin/users/${created.body.id}`, {
+      body: { password },
+      headers: admin,
+    });
     assert.equal(updated.status, 200, JSON.stringify(updated.body));
-    const link = await send(srv, "POST", "/admin/generate_link", {
-      type: "magiclink",
-      email: address,
-    }, admin);
+    const link = await call(srv, "POST", "/admin/generate_link", {
+      body: {
+        type: "magiclink",
+        email: address,
+      },
+      headers: admin,
+    });
     assert.equal(link.status, 200, JSON.stringify(link.body));
     secrets.push(String(link.body.hashed_token), String(link.body.email_otp));
     secrets.push(new URL(String(link.body.action_link)).searchParams.get("token")!);

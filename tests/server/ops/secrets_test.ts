@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { startTestServer, TEST_JWT_SECRET } from "../../helpers/server.ts";
-import { email, send, startFakeCaptcha } from "./_fakes.ts";
+import { startFakeCaptcha } from "./_helpers.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 Deno.test("logs: no password, token, code or secret appears in any line at debug level", async () => {
   const captchaSecret = "0x-captcha-secret-never-logged";
@@ -16,35 +17,43 @@ Deno.test("logs: no password, token, code or secret appears in any line at debug
   });
   const secrets: string[] = [captchaSecret, captchaToken, TEST_JWT_SECRET];
   try {
-    const address = email();
+    const address = uniqueEmail("ops");
     const password = "Correct-Horse-Battery-9";
     secrets.push(password);
-    const up = await send(srv, "POST", "/signup", {
-      email: address,
-      password,
-      captcha_token: captchaToken,
+    const up = await call(srv, "POST", "/signup", {
+      body: {
+        email: address,
+        password,
+        captcha_token: captchaToken,
+      },
     });
     assert.equal(up.status, 200, JSON.stringify(up.body));
     secrets.push(String(up.body.access_token), String(up.body.refresh_token));
 
-    const wrong = await send(srv, "POST", "/token?grant_type=password", {
-      email: address,
-      password: "Wrong-Password-Guess-1",
-      captcha_token: captchaToken,
+    const wrong = await call(srv, "POST", "/token?grant_type=password", {
+      body: {
+        email: address,
+        password: "Wrong-Password-Guess-1",
+        captcha_token: captchaToken,
+      },
     });
     assert.equal(wrong.status, 400);
     secrets.push("Wrong-Password-Guess-1");
 
-    const inn = await send(srv, "POST", "/token?grant_type=password", {
-      email: address,
-      password,
-      captcha_token: captchaToken,
+    const inn = await call(srv, "POST", "/token?grant_type=password", {
+      body: {
+        email: address,
+        password,
+        captcha_token: captchaToken,
+      },
     });
     assert.equal(inn.status, 200);
     secrets.push(String(inn.body.access_token), String(inn.body.refresh_token));
 
-    const refreshed = await send(srv, "POST", "/token?grant_type=refresh_token", {
-      refresh_token: inn.body.refresh_token,
+    const refreshed = await call(srv, "POST", "/token?grant_type=refresh_token", {
+      body: {
+        refresh_token: inn.body.refresh_token,
+      },
     });
     assert.equal(refreshed.status, 200);
     secrets.push(String(refreshed.body.access_token), String(refreshed.body.refresh_token));
@@ -52,16 +61,18 @@ Deno.test("logs: no password, token, code or secret appears in any line at debug
     // A token in the query string and a malformed bearer token.
     const verifyToken = "pkce_0123456789abcdef0123456789abcdef";
     secrets.push(verifyToken);
-    await send(
+    await call(
       srv,
       "GET",
       `/verify?type=signup&token=${verifyToken}&redirect_to=http://localhost:3000`,
     );
     const badBearer = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.forged-signature-value";
     secrets.push(badBearer);
-    await send(srv, "GET", "/user", undefined, { authorization: `Bearer ${badBearer}` });
-    await send(srv, "POST", "/logout", undefined, {
-      authorization: `Bearer ${refreshed.body.access_token}`,
+    await call(srv, "GET", "/user", { headers: { authorization: `Bearer ${badBearer}` } });
+    await call(srv, "POST", "/logout", {
+      headers: {
+        authorization: `Bearer ${refreshed.body.access_token}`,
+      },
     });
 
     const text = srv.logs.join("\n");

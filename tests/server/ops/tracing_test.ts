@@ -3,7 +3,8 @@ import { startTestServer } from "../../helpers/server.ts";
 import { startOtlpCollector } from "../../helpers/otlp_collector.ts";
 import { otelRoute } from "../../../server/observe/tracing.ts";
 import { VERSION } from "../../../server/version.ts";
-import { email, send, startFakeCaptcha } from "./_fakes.ts";
+import { startFakeCaptcha } from "./_helpers.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 Deno.test("tracing: hono routes become OpenTelemetry routes", () => {
   assert.equal(otelRoute("/admin/users/:user_id"), "/admin/users/{user_id}");
@@ -35,15 +36,19 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
     try {
       const health = await srv.fetch("/health");
       await health.body?.cancel();
-      const up = await send(srv, "POST", "/signup", {
-        email: email(),
-        password: "pw-123456",
-        captcha_token: "good",
+      const up = await call(srv, "POST", "/signup", {
+        body: {
+          email: uniqueEmail("ops"),
+          password: "pw-123456",
+          captcha_token: "good",
+        },
       });
       assert.equal(up.status, 200, JSON.stringify(up.body));
       userId = (up.body.user as { id: string }).id;
-      const got = await send(srv, "GET", `/admin/users/${userId}`, undefined, {
-        authorization: `Bearer ${await srv.serviceRoleToken()}`,
+      const got = await call(srv, "GET", `/admin/users/${userId}`, {
+        headers: {
+          authorization: `Bearer ${await srv.serviceRoleToken()}`,
+        },
       });
       assert.equal(got.status, 200);
     } finally {

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { postJson } from "../../helpers/server.ts";
 import { SMS_FAKE_PROVIDERS } from "../../helpers/sms_fakes.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
-import { authClient, call, withPhoneServer } from "./helpers.ts";
+import { authClient, withPhoneServer } from "./_helpers.ts";
+import { call } from "../../helpers/http.ts";
 
 const PASSWORD = "correct horse battery";
 
@@ -138,7 +139,10 @@ Deno.test("phone change: code to the new number, /verify phone_change moves the 
       const up = await postJson(srv, "/signup", { email: "mover@example.com", password: PASSWORD });
       assert.equal(up.status, 200, JSON.stringify(up.body));
       const token = String(up.body.access_token);
-      const put = await call(srv, "PUT", "/user", { phone: "+15552220006" }, token);
+      const put = await call(srv, "PUT", "/user", {
+        body: { phone: "+15552220006" },
+        token: token,
+      });
       assert.equal(put.status, 200, JSON.stringify(put.body));
       assert.ok(put.body.phone_change_sent_at);
       // resend phone_change: within SMS_MAX_FREQUENCY it is refused
@@ -151,7 +155,7 @@ Deno.test("phone change: code to the new number, /verify phone_change moves the 
       }, {});
       assert.equal(v.status, 200, JSON.stringify(v.body));
       assert.ok(v.body.access_token);
-      const me = await call(srv, "GET", "/user", undefined, String(v.body.access_token));
+      const me = await call(srv, "GET", "/user", { token: String(v.body.access_token) });
       assert.equal(me.body.phone, "15552220006");
       assert.ok(me.body.phone_confirmed_at);
       assert.equal(me.body.new_phone, undefined);
@@ -205,7 +209,7 @@ Deno.test("POST /resend sms and phone_change: a new code for pending ones, the s
     assert.equal(sms.messagesTo(phone).length, 2);
     // a pending phone change gets its code again
     const token = String(v.body.access_token);
-    const put = await call(srv, "PUT", "/user", { phone: "+15552220008" }, token);
+    const put = await call(srv, "PUT", "/user", { body: { phone: "+15552220008" }, token: token });
     assert.equal(put.status, 200, JSON.stringify(put.body));
     clock.advance(61);
     const again = await postJson(srv, "/resend", { type: "phone_change", phone });
@@ -229,19 +233,19 @@ Deno.test("GET /reauthenticate by SMS for a phone-only user; the nonce allows th
     const up = await postJson(srv, "/signup", { phone, password: PASSWORD });
     assert.equal(up.status, 200, JSON.stringify(up.body));
     const token = String(up.body.access_token);
-    const re = await call(srv, "GET", "/reauthenticate", undefined, token);
+    const re = await call(srv, "GET", "/reauthenticate", { token: token });
     assert.equal(re.status, 200, JSON.stringify(re.body));
     const nonce = sms.lastCode(phone);
     assert.match(nonce ?? "", /^\d{6}$/);
-    const without = await call(srv, "PUT", "/user", { password: "a new password 1" }, token);
+    const without = await call(srv, "PUT", "/user", {
+      body: { password: "a new password 1" },
+      token: token,
+    });
     assert.equal(without.status, 400);
-    const withNonce = await call(
-      srv,
-      "PUT",
-      "/user",
-      { password: "a new password 1", nonce },
-      token,
-    );
+    const withNonce = await call(srv, "PUT", "/user", {
+      body: { password: "a new password 1", nonce },
+      token: token,
+    });
     assert.equal(withNonce.status, 200, JSON.stringify(withNonce.body));
     const t = await postJson(srv, "/token?grant_type=password", {
       phone,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parsePhone } from "../../../server/auth/phone.ts";
 import { ApiError } from "../../../server/api/errors.ts";
-import { withPhoneServer } from "./helpers.ts";
+import { withPhoneServer } from "./_helpers.ts";
 
 Deno.test("parsePhone: E.164 in, storage digits out; anything else is a 422 naming the field", () => {
   assert.equal(parsePhone("+1 555 123 4567"), "15551234567");

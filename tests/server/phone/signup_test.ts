@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { postJson, startTestServer } from "../../helpers/server.ts";
 import { SMS_FAKE_PROVIDERS } from "../../helpers/sms_fakes.ts";
-import { call, withPhoneServer } from "./helpers.ts";
+import { withPhoneServer } from "./_helpers.ts";
+import { call } from "../../helpers/http.ts";
 
 const PASSWORD = "correct horse battery";
 
@@ -143,7 +144,9 @@ Deno.test("sms_sent events carry the provider; requests are audited; logs hold n
   await withPhoneServer("textlocal", { LOG_LEVEL: "debug" }, async ({ srv, sms }) => {
     const seen: unknown[] = [];
     srv.services.events.on("sms_sent", (a) => seen.push(a));
-    const r = await call(srv, "POST", "/signup", { phone: "+15550004444", password: PASSWORD });
+    const r = await call(srv, "POST", "/signup", {
+      body: { phone: "+15550004444", password: PASSWORD },
+    });
     assert.equal(r.status, 200);
     assert.deepEqual(seen, [{ provider: "textlocal" }]);
     const rows = await srv.db.query<{ action: string }>(

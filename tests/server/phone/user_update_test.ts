@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { postJson } from "../../helpers/server.ts";
-import { call, withPhoneServer } from "./helpers.ts";
+import { withPhoneServer } from "./_helpers.ts";
+import { call } from "../../helpers/http.ts";
 
 const PASSWORD = "correct horse battery";
 
@@ -13,13 +14,13 @@ async function signedIn(srv: Parameters<typeof postJson>[0], email: string): Pro
 Deno.test("PUT /user with a new phone texts a code to the new number", async () => {
   await withPhoneServer("twilio", { AUTHSVC_MAILER_AUTOCONFIRM: "true" }, async ({ srv, sms }) => {
     const token = await signedIn(srv, "change@example.com");
-    const r = await call(srv, "PUT", "/user", { phone: "+1 555 777 0001" }, token);
+    const r = await call(srv, "PUT", "/user", { body: { phone: "+1 555 777 0001" }, token: token });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.ok(r.body.phone_change_sent_at);
     assert.equal(r.body.new_phone, "15557770001");
     assert.equal(r.body.phone, "");
     assert.match(sms.lastCode("15557770001") ?? "", /^\d{6}$/);
-    const bad = await call(srv, "PUT", "/user", { phone: "not a phone" }, token);
+    const bad = await call(srv, "PUT", "/user", { body: { phone: "not a phone" }, token: token });
     assert.equal(bad.status, 422);
     assert.match(String(bad.body.msg), /phone/);
   });
@@ -33,7 +34,7 @@ Deno.test("PUT /user with a phone another user has: 422 phone_exists, no SMS", a
     const other = await postJson(srv, "/signup", { phone: "+15557770002", password: PASSWORD });
     assert.equal(other.status, 200);
     const token = await signedIn(srv, "taken@example.com");
-    const r = await call(srv, "PUT", "/user", { phone: "+15557770002" }, token);
+    const r = await call(srv, "PUT", "/user", { body: { phone: "+15557770002" }, token: token });
     assert.equal(r.status, 422);
     assert.equal(r.body.error_code, "phone_exists");
     assert.equal(sms.messages.length, 0);
@@ -46,7 +47,7 @@ Deno.test("PUT /user phone with SMS_AUTOCONFIRM changes the number at once", asy
     AUTHSVC_SMS_AUTOCONFIRM: "true",
   }, async ({ srv, sms }) => {
     const token = await signedIn(srv, "auto@example.com");
-    const r = await call(srv, "PUT", "/user", { phone: "+15557770003" }, token);
+    const r = await call(srv, "PUT", "/user", { body: { phone: "+15557770003" }, token: token });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.phone, "15557770003");
     assert.ok(r.body.phone_confirmed_at);
@@ -68,11 +69,11 @@ Deno.test("PUT /user phone while the gateway fails: error, and the user is uncha
     async ({ srv, sms }) => {
       const token = await signedIn(srv, "fail@example.com");
       sms.failWith("auth");
-      const r = await call(srv, "PUT", "/user", { phone: "+15557770004" }, token);
+      const r = await call(srv, "PUT", "/user", { body: { phone: "+15557770004" }, token: token });
       assert.equal(r.status, 502);
       assert.equal(r.body.error_code, "sms_send_failed");
       assert.match(String(r.body.msg), /Invalid login details/);
-      const me = await call(srv, "GET", "/user", undefined, token);
+      const me = await call(srv, "GET", "/user", { token: token });
       assert.equal(me.body.new_phone, undefined);
       assert.equal(me.body.phone_change_sent_at, undefined);
     },
@@ -86,7 +87,7 @@ Deno.test("an anonymous user who confirms a phone becomes a permanent phone user
     const anon = await postJson(srv, "/signup", {});
     assert.equal(anon.status, 200, JSON.stringify(anon.body));
     const token = String(anon.body.access_token);
-    const put = await call(srv, "PUT", "/user", { phone: "+15557770005" }, token);
+    const put = await call(srv, "PUT", "/user", { body: { phone: "+15557770005" }, token: token });
     assert.equal(put.status, 200, JSON.stringify(put.body));
     assert.equal(put.body.is_anonymous, true);
     const v = await postJson(srv, "/verify", {

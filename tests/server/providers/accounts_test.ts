@@ -16,7 +16,7 @@ import {
   redirectOf,
   serverWithFakes,
   signIn,
-} from "./_util.ts";
+} from "./_helpers.ts";
 
 const PASSWORD = "correct-horse-battery-9";
 

@@ -15,7 +15,7 @@ import {
   land,
   serverWithFakes,
   withCookies,
-} from "./_util.ts";
+} from "./_helpers.ts";
 
 function client(url: string, flowType: "implicit" | "pkce") {
   return new AuthClient({ url, autoRefreshToken: false, persistSession: false, flowType });

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { startOidcProvider } from "../../helpers/oidc_provider.ts";
 import { startTestServer } from "../../helpers/server.ts";
-import { getUser, type Json, land, REDIRECT_URI, redirectOf } from "./_util.ts";
+import { getUser, type Json, land, REDIRECT_URI, redirectOf } from "./_helpers.ts";
 
 const OIDC = "/protocol/openid-connect";
 

@@ -7,7 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { FAKE_PROVIDERS } from "../../helpers/provider_fakes.ts";
-import { defaultUser, getUser, type Json, REDIRECT_URI, serverWithFakes, signIn } from "./_util.ts";
+import {
+  defaultUser,
+  getUser,
+  type Json,
+  REDIRECT_URI,
+  serverWithFakes,
+  signIn,
+} from "./_helpers.ts";
 
 const DEFAULT_SCOPES: Record<string, string[]> = {
   apple: ["name", "email"],

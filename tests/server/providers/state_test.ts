@@ -21,7 +21,7 @@ import {
   signIn,
   SITE,
   withCookies,
-} from "./_util.ts";
+} from "./_helpers.ts";
 
 /** A clock the test moves. */
 function movableClock() {

@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import type { GoTrueClient } from "../../helpers/deps.ts";
 import { authJsClient } from "../../helpers/auth_js.ts";
 import type { TestServer } from "../../helpers/server.ts";
-import { defaultUser, followLink, land, serverWithFakes } from "../providers/_util.ts";
-import { totpAt } from "../mfa/_util.ts";
+import { defaultUser, followLink, land, serverWithFakes } from "../providers/_helpers.ts";
+import { totpAt } from "../mfa/_helpers.ts";
 
 const UPDATE_MESSAGE = "AAL2 session is required to update email or password when MFA is enabled.";
 const PASSWORD = "owner-password-1";

@@ -11,17 +11,14 @@
 import assert from "node:assert/strict";
 import { authJsClient } from "../../helpers/auth_js.ts";
 import { GoTrueAdminApi } from "../../helpers/deps.ts";
-import { call, startTestServer, type TestServer } from "../../helpers/server.ts";
-import { local, openLink, withEmail } from "../email/helpers.ts";
-import { TestClock, totpAt } from "../mfa/_util.ts";
-import { withPhoneServer } from "../phone/helpers.ts";
-import { defaultUser, serverWithFakes, signIn } from "../providers/_util.ts";
+import { startTestServer, type TestServer } from "../../helpers/server.ts";
+import { local, openLink, withEmail } from "../email/_helpers.ts";
+import { TestClock, totpAt } from "../mfa/_helpers.ts";
+import { withPhoneServer } from "../phone/_helpers.ts";
+import { defaultUser, serverWithFakes, signIn } from "../providers/_helpers.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 const PW = "banned-pw-1";
-
-function address(tag: string): string {
-  return `${tag}-${crypto.randomUUID().slice(0, 8)}@example.com`;
-}
 
 async function ban(srv: TestServer, id: string, duration = "24h") {
   const api = new GoTrueAdminApi({
@@ -34,7 +31,7 @@ async function ban(srv: TestServer, id: string, duration = "24h") {
 }
 
 /** A confirmed user signed in with auth-js (the server autoconfirms). */
-async function signedUp(srv: TestServer, email = address("ban")) {
+async function signedUp(srv: TestServer, email = uniqueEmail("ban")) {
   const client = authJsClient(srv.url);
   const { data, error } = await client.signUp({ email, password: PW });
   assert.equal(error, null);
@@ -67,13 +64,18 @@ Deno.test("ban takes effect at once: the banned user's session and refresh token
     const u = await signedUp(srv);
     await ban(srv, u.id);
     const refreshed = await call(srv, "POST", "/token?grant_type=refresh_token", {
-      refresh_token: u.session.refresh_token,
+      body: {
+        refresh_token: u.session.refresh_token,
+      },
     });
     assert.equal(refreshed.status, 400);
     assert.ok(!refreshed.body.access_token);
-    const me = await call(srv, "GET", "/user", undefined, u.session.access_token);
+    const me = await call(srv, "GET", "/user", { token: u.session.access_token });
     assert.equal(me.status, 403);
-    const put = await call(srv, "PUT", "/user", { data: { x: 1 } }, u.session.access_token);
+    const put = await call(srv, "PUT", "/user", {
+      body: { data: { x: 1 } },
+      token: u.session.access_token,
+    });
     assert.equal(put.status, 403);
     assert.equal(put.body.error_code, "user_banned");
   } finally {
@@ -157,7 +159,7 @@ Deno.test("banned user signs in with a provider: no session", async () => {
     const first = await signIn(env.srv, fake);
     const token = first.hash.get("access_token");
     assert.ok(token, first.location.href);
-    const me = await call(env.srv, "GET", "/user", undefined, token);
+    const me = await call(env.srv, "GET", "/user", { token: token });
     await ban(env.srv, me.body.id as string);
     const again = await signIn(env.srv, fake);
     assert.equal(again.hash.get("access_token"), null);
@@ -177,10 +179,12 @@ Deno.test("banned anonymous user upgrades to a permanent account: refused, and n
     const anon = await client.signInAnonymously();
     assert.equal(anon.error, null);
     await ban(srv, anon.data.user!.id);
-    const up = await client.updateUser({ email: address("anon"), password: PW });
+    const up = await client.updateUser({ email: uniqueEmail("anon"), password: PW });
     assert.ok(up.error, "the banned anonymous user changed their account");
     const refreshed = await call(srv, "POST", "/token?grant_type=refresh_token", {
-      refresh_token: anon.data.session!.refresh_token,
+      body: {
+        refresh_token: anon.data.session!.refresh_token,
+      },
     });
     assert.equal(refreshed.status, 400);
     assert.ok(!refreshed.body.access_token);
@@ -201,9 +205,12 @@ Deno.test("banned user completes an MFA verification started before the ban: no 
     assert.equal(challenge.error, null);
     await ban(srv, u.id);
     const r = await call(srv, "POST", `/factors/${f.id}/verify`, {
-      challenge_id: challenge.data!.id,
-      code: totpAt(f.totp.secret, clock.ms),
-    }, u.session.access_token);
+      body: {
+        challenge_id: challenge.data!.id,
+        code: totpAt(f.totp.secret, clock.ms),
+      },
+      token: u.session.access_token,
+    });
     assert.equal(r.status, 403);
     assert.equal(r.body.error_code, "user_banned");
     assert.ok(!r.body.access_token);
@@ -218,7 +225,8 @@ Deno.test("sign-ins racing a ban: no session issued around the ban survives it",
     const u = await signedUp(srv);
     const signIns = Array.from(
       { length: 8 },
-      () => call(srv, "POST", "/token?grant_type=password", { email: u.email, password: PW }),
+      () =>
+        call(srv, "POST", "/token?grant_type=password", { body: { email: u.email, password: PW } }),
     );
     await ban(srv, u.id);
     const results = await Promise.all(signIns);
@@ -228,10 +236,12 @@ Deno.test("sign-ins racing a ban: no session issued around the ban survives it",
         continue;
       }
       const refreshed = await call(srv, "POST", "/token?grant_type=refresh_token", {
-        refresh_token: r.body.refresh_token,
+        body: {
+          refresh_token: r.body.refresh_token,
+        },
       });
       assert.equal(refreshed.status, 400, "a session issued before the ban outlived it");
-      const me = await call(srv, "GET", "/user", undefined, r.body.access_token as string);
+      const me = await call(srv, "GET", "/user", { token: r.body.access_token as string });
       assert.equal(me.status, 403);
     }
   } finally {

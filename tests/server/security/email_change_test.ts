@@ -7,23 +7,20 @@
  */
 import assert from "node:assert/strict";
 import { authJsClient } from "../../helpers/auth_js.ts";
-import { call } from "../../helpers/server.ts";
-import { local, openLink, withEmail } from "../email/helpers.ts";
+
+import { local, openLink, withEmail } from "../email/_helpers.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 const ENV = {
   AUTHSVC_MAILER_AUTOCONFIRM: "true",
   AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
 };
 
-function address(tag: string): string {
-  return `${tag}-${crypto.randomUUID().slice(0, 8)}@example.com`;
-}
-
 Deno.test("address claim by e-mail change on an autoconfirm server: a permanent user's new address waits for its owner", async () => {
   await withEmail(ENV, async ({ srv, smtp }) => {
     const attacker = authJsClient(srv.url);
-    const mine = address("attacker");
-    const victim = address("victim");
+    const mine = uniqueEmail("attacker");
+    const victim = uniqueEmail("victim");
     const su = await attacker.signUp({ email: mine, password: "attacker-pw-1" });
     assert.ok(su.data.session);
 
@@ -34,8 +31,10 @@ Deno.test("address claim by e-mail change on an autoconfirm server: a permanent 
     // The victim's address is not the attacker's: no sign-in with it, and the
     // victim can still sign up with it.
     const signIn = await call(srv, "POST", "/token?grant_type=password", {
-      email: victim,
-      password: "attacker-pw-1",
+      body: {
+        email: victim,
+        password: "attacker-pw-1",
+      },
     });
     assert.equal(signIn.status, 400);
     assert.equal(signIn.body.error_code, "invalid_credentials");
@@ -65,8 +64,8 @@ Deno.test("address claim by e-mail change on an autoconfirm server: a permanent 
 Deno.test("e-mail change of a permanent user on an autoconfirm server completes through the mailed link", async () => {
   await withEmail(ENV, async ({ srv, smtp }) => {
     const client = authJsClient(srv.url);
-    const from = address("from");
-    const to = address("to");
+    const from = uniqueEmail("from");
+    const to = uniqueEmail("to");
     await client.signUp({ email: from, password: "pw-123456" });
     assert.equal((await client.updateUser({ email: to })).error, null);
     const mail = await smtp.waitForMail(to, { subject: "Confirm Email Change" });
@@ -75,7 +74,7 @@ Deno.test("e-mail change of a permanent user on an autoconfirm server completes 
     const { location } = await openLink(local(srv, mail.link));
     const f = new URLSearchParams(location!.hash.slice(1));
     assert.equal(f.get("type"), "email_change", location!.hash);
-    const me = await call(srv, "GET", "/user", undefined, f.get("access_token")!);
+    const me = await call(srv, "GET", "/user", { token: f.get("access_token")! });
     assert.equal(me.body.email, to);
   });
 });
@@ -86,7 +85,7 @@ Deno.test("anonymous user adds an address on an autoconfirm server: at once, and
     const anon = await client.signInAnonymously();
     assert.equal(anon.error, null);
     assert.equal(anon.data.user?.is_anonymous, true);
-    const email = address("anon");
+    const email = uniqueEmail("anon");
     const up = await client.updateUser({ email });
     assert.equal(up.error, null);
     assert.equal(up.data.user?.email, email);
@@ -94,7 +93,7 @@ Deno.test("anonymous user adds an address on an autoconfirm server: at once, and
     assert.equal(up.data.user?.is_anonymous, false);
     await smtp.expectNoMail(email);
     // Now permanent: a further change needs the new address's confirmation.
-    const next = address("next");
+    const next = uniqueEmail("next");
     const again = await client.updateUser({ email: next });
     assert.equal(again.data.user?.email, email);
     assert.equal(again.data.user?.new_email, next);
@@ -106,7 +105,7 @@ Deno.test("anonymous user confirms an address by its mail (autoconfirm off): no 
     const client = authJsClient(srv.url);
     const anon = await client.signInAnonymously();
     assert.equal(anon.error, null);
-    const email = address("anon2");
+    const email = uniqueEmail("anon2");
     const up = await client.updateUser({ email });
     assert.equal(up.error, null);
     assert.equal(up.data.user?.is_anonymous, true, "not before the address is confirmed");
@@ -114,7 +113,7 @@ Deno.test("anonymous user confirms an address by its mail (autoconfirm off): no 
     const { location } = await openLink(local(srv, mail.link));
     const f = new URLSearchParams(location!.hash.slice(1));
     assert.equal(f.get("type"), "email_change", location!.hash);
-    const me = await call(srv, "GET", "/user", undefined, f.get("access_token")!);
+    const me = await call(srv, "GET", "/user", { token: f.get("access_token")! });
     assert.equal(me.body.email, email);
     assert.equal(me.body.is_anonymous, false);
   });

@@ -11,11 +11,12 @@
 import assert from "node:assert/strict";
 import { authJsClient } from "../../helpers/auth_js.ts";
 import { GoTrueAdminApi } from "../../helpers/deps.ts";
-import { call, type TestServer } from "../../helpers/server.ts";
+import { type TestServer } from "../../helpers/server.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
-import { fragment, local, openLink, withEmail } from "../email/helpers.ts";
-import { withPhoneServer } from "../phone/helpers.ts";
-import { defaultUser, serverWithFakes, signIn } from "../providers/_util.ts";
+import { fragment, local, openLink, withEmail } from "../email/_helpers.ts";
+import { withPhoneServer } from "../phone/_helpers.ts";
+import { defaultUser, serverWithFakes, signIn } from "../providers/_helpers.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 /** Mails may go out back to back (the squatter's, then the owner's). */
 const MAIL_ENV = { AUTHSVC_SMTP_MAX_FREQUENCY: "0", AUTHSVC_SMTP_LINK_FREQUENCY: "0" };
@@ -23,13 +24,9 @@ const MAIL_ENV = { AUTHSVC_SMTP_MAX_FREQUENCY: "0", AUTHSVC_SMTP_LINK_FREQUENCY:
 const SQUATTER_PW = "squatter-pw-1";
 const OWNER_PW = "owner-pw-2";
 
-function address(tag: string): string {
-  return `${tag}-${crypto.randomUUID().slice(0, 8)}@example.com`;
-}
-
 /** grant_type=password; the status and error code. */
 async function passwordSignIn(srv: TestServer, email: string, password: string) {
-  const r = await call(srv, "POST", "/token?grant_type=password", { email, password });
+  const r = await call(srv, "POST", "/token?grant_type=password", { body: { email, password } });
   return { status: r.status, code: r.body.error_code as string | undefined, body: r.body };
 }
 
@@ -58,11 +55,11 @@ function admin(srv: TestServer, token: string): GoTrueAdminApi {
 
 Deno.test("pre-account takeover by magic link: the owner's /magiclink sign-in kills the squatter's password", async () => {
   await withEmail(MAIL_ENV, async ({ srv, smtp }) => {
-    const email = address("ml");
+    const email = uniqueEmail("ml");
     await squat(srv, email, { display_name: "Support team" });
     await smtp.waitForMail(email, { subject: "Confirm Your Signup" }); // the squatter's mail
 
-    const r = await call(srv, "POST", "/magiclink", { email });
+    const r = await call(srv, "POST", "/magiclink", { body: { email } });
     assert.equal(r.status, 200);
     const mail = await smtp.waitForMail(email);
     const { location } = await openLink(local(srv, mail.link));
@@ -70,7 +67,7 @@ Deno.test("pre-account takeover by magic link: the owner's /magiclink sign-in ki
     assert.ok(f.access_token, location!.hash);
 
     await assertSquatterLockedOut(srv, email);
-    const me = await call(srv, "GET", "/user", undefined, f.access_token);
+    const me = await call(srv, "GET", "/user", { token: f.access_token });
     assert.equal(me.status, 200);
     assert.ok(me.body.email_confirmed_at);
     // Only what confirming adds (email_verified, as GoTrue sets it): none of the squatter's
@@ -80,7 +77,7 @@ Deno.test("pre-account takeover by magic link: the owner's /magiclink sign-in ki
 
 Deno.test("pre-account takeover by e-mail code: the owner's /otp + /verify code kills the squatter's password", async () => {
   await withEmail(MAIL_ENV, async ({ srv, smtp }) => {
-    const email = address("otp");
+    const email = uniqueEmail("otp");
     await squat(srv, email);
     await smtp.waitForMail(email);
 
@@ -100,7 +97,7 @@ Deno.test("pre-account takeover by e-mail code: the owner's /otp + /verify code 
 
 Deno.test("pre-account takeover by duplicate sign-up: the owner's own sign-up password is the one that works", async () => {
   await withEmail(MAIL_ENV, async ({ srv, smtp }) => {
-    const email = address("dup");
+    const email = uniqueEmail("dup");
     await squat(srv, email, { role_hint: "squatter" });
     await smtp.waitForMail(email); // the squatter's confirmation: the owner ignores it
 
@@ -131,7 +128,7 @@ Deno.test("pre-account takeover by duplicate sign-up: the owner's own sign-up pa
 
 Deno.test("pre-account takeover by invite: the invited owner keeps no squatter password", async () => {
   await withEmail(MAIL_ENV, async ({ srv, smtp }) => {
-    const email = address("inv");
+    const email = uniqueEmail("inv");
     await squat(srv, email);
     await smtp.waitForMail(email);
 
@@ -143,7 +140,10 @@ Deno.test("pre-account takeover by invite: the invited owner keeps no squatter p
     assert.equal(f.type, "invite", location!.hash);
 
     await assertSquatterLockedOut(srv, email);
-    const set = await call(srv, "PUT", "/user", { password: OWNER_PW }, f.access_token);
+    const set = await call(srv, "PUT", "/user", {
+      body: { password: OWNER_PW },
+      token: f.access_token,
+    });
     assert.equal(set.status, 200, JSON.stringify(set.body));
     assert.equal((await passwordSignIn(srv, email, OWNER_PW)).status, 200);
   });
@@ -151,7 +151,7 @@ Deno.test("pre-account takeover by invite: the invited owner keeps no squatter p
 
 Deno.test("pre-account takeover by recovery: a reset link that confirms the address kills the squatter's password", async () => {
   await withEmail(MAIL_ENV, async ({ srv, smtp }) => {
-    const email = address("rec");
+    const email = uniqueEmail("rec");
     await squat(srv, email);
     await smtp.waitForMail(email);
 
@@ -167,7 +167,7 @@ Deno.test("pre-account takeover by recovery: a reset link that confirms the addr
 
 Deno.test("pre-account takeover by admin confirmation: email_confirm keeps only a password the admin sets", async () => {
   await withEmail(MAIL_ENV, async ({ srv, smtp }) => {
-    const email = address("adm");
+    const email = uniqueEmail("adm");
     const id = await squat(srv, email);
     await smtp.waitForMail(email);
 
@@ -178,7 +178,7 @@ Deno.test("pre-account takeover by admin confirmation: email_confirm keeps only 
     await assertSquatterLockedOut(srv, email);
 
     // A password sent with the confirmation is the admin's own: it works.
-    const other = address("adm2");
+    const other = uniqueEmail("adm2");
     const id2 = await squat(srv, other);
     await smtp.waitForMail(other);
     const r = await api.updateUserById(id2, { email_confirm: true, password: OWNER_PW });
@@ -190,7 +190,7 @@ Deno.test("pre-account takeover by admin confirmation: email_confirm keeps only 
 
 Deno.test("pre-account takeover by the squatter's old link: a confirmation mail no longer works once the owner proved the address", async () => {
   await withEmail(MAIL_ENV, async ({ srv, smtp }) => {
-    const email = address("old");
+    const email = uniqueEmail("old");
     await squat(srv, email);
     const squatterMail = await smtp.waitForMail(email);
 
@@ -208,7 +208,7 @@ Deno.test("pre-account takeover by the squatter's old link: a confirmation mail 
 
 Deno.test("pre-account takeover: sessions issued to the account before the owner confirmed it die", async () => {
   await withEmail(MAIL_ENV, async ({ srv, smtp }) => {
-    const email = address("ses");
+    const email = uniqueEmail("ses");
     const id = await squat(srv, email);
     await smtp.waitForMail(email);
     // No HTTP path signs an unconfirmed account in today; a session that exists anyway
@@ -222,11 +222,13 @@ Deno.test("pre-account takeover: sessions issued to the account before the owner
     assert.equal((await owner.verifyOtp({ email, token: mail.code, type: "email" })).error, null);
 
     const refreshed = await call(srv, "POST", "/token?grant_type=refresh_token", {
-      refresh_token: early.refresh_token,
+      body: {
+        refresh_token: early.refresh_token,
+      },
     });
     assert.equal(refreshed.status, 400);
     assert.equal(refreshed.body.error_code, "refresh_token_not_found");
-    const me = await call(srv, "GET", "/user", undefined, early.access_token);
+    const me = await call(srv, "GET", "/user", { token: early.access_token });
     assert.equal(me.status, 403);
     assert.equal(me.body.error_code, "session_not_found");
   });
@@ -249,8 +251,10 @@ Deno.test("pre-account takeover by phone: the owner's SMS sign-in (/otp + /verif
     assert.equal(v.error, null);
 
     const r = await call(srv, "POST", "/token?grant_type=password", {
-      phone: `+${phone}`,
-      password: SQUATTER_PW,
+      body: {
+        phone: `+${phone}`,
+        password: SQUATTER_PW,
+      },
     });
     assert.equal(r.status, 400);
     assert.equal(r.body.error_code, "invalid_credentials");
@@ -262,7 +266,7 @@ Deno.test("pre-account takeover by provider identity: an unverified copy of the 
   const env = await serverWithFakes(["github"], { ...smtp.env, ...MAIL_ENV });
   try {
     const { srv } = env;
-    const email = address("gh");
+    const email = uniqueEmail("gh");
     // The squatter registers the owner's address, unverified, at the provider and signs in.
     env.fakes.github.user = defaultUser({ email, emailVerified: false });
     const first = await signIn(srv, env.fakes.github);
@@ -280,7 +284,7 @@ Deno.test("pre-account takeover by provider identity: an unverified copy of the 
     // The squatter's provider identity is gone: signing in with it reaches nobody's account.
     const again = await signIn(srv, env.fakes.github);
     assert.equal(again.hash.get("access_token"), null, "the squatter got the owner's account");
-    const me = await call(srv, "GET", "/user", undefined, token);
+    const me = await call(srv, "GET", "/user", { token: token });
     assert.deepEqual(
       (me.body.identities as { provider: string }[]).map((i) => i.provider),
       ["email"],
@@ -305,7 +309,7 @@ Deno.test("pre-account takeover by duplicate phone sign-up: the owner's own code
     assert.equal(v.error, null);
 
     const signIn = (password: string) =>
-      call(srv, "POST", "/token?grant_type=password", { phone, password });
+      call(srv, "POST", "/token?grant_type=password", { body: { phone, password } });
     assert.equal((await signIn(OWNER_PW)).status, 200);
     const r = await signIn(SQUATTER_PW);
     assert.equal(r.status, 400);

@@ -5,7 +5,7 @@
  * the victim into the attacker's account; the same through Apple's form_post;
  * and a leaked link URL finished by someone else, which would link their
  * provider account to the owner's (a way in) or hand them a session. The browser is the test's: a cookie jar per
- * server (tests/server/providers/_util.ts).
+ * server (tests/server/providers/_helpers.ts).
  */
 import assert from "node:assert/strict";
 import { authJsClient } from "../../helpers/auth_js.ts";
@@ -20,7 +20,7 @@ import {
   serverWithFakes,
   signIn,
   withCookies,
-} from "../providers/_util.ts";
+} from "../providers/_helpers.ts";
 
 Deno.test("login CSRF: a sign-in started in the attacker's browser is refused in the victim's", async () => {
   const env = await serverWithFakes(["github"]);

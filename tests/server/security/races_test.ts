@@ -7,13 +7,10 @@
  * there the checks before the writes decide.
  */
 import assert from "node:assert/strict";
-import { call, startTestServer, type TestServer } from "../../helpers/server.ts";
+import { startTestServer, type TestServer } from "../../helpers/server.ts";
+import { call, uniqueEmail } from "../../helpers/http.ts";
 
 type Json = Record<string, unknown>;
-
-function address(tag: string): string {
-  return `${tag}-${crypto.randomUUID().slice(0, 8)}@example.com`;
-}
 
 /** A random E.164 number of the fictional 555-01xx range. */
 function phoneNumber(): string {
@@ -21,7 +18,9 @@ function phoneNumber(): string {
 }
 
 async function signUp(srv: TestServer): Promise<string> {
-  const r = await call(srv, "POST", "/signup", { email: address("racer"), password: "pw-123456" });
+  const r = await call(srv, "POST", "/signup", {
+    body: { email: uniqueEmail("racer"), password: "pw-123456" },
+  });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return String(r.body.access_token);
 }
@@ -46,7 +45,9 @@ Deno.test("two users changing to the same phone at the same moment: one 200, the
     for (let pair = 0; pair < 8; pair++) {
       const tokens = [await signUp(srv), await signUp(srv)];
       const phone = phoneNumber();
-      const results = await Promise.all(tokens.map((t) => call(srv, "PUT", "/user", { phone }, t)));
+      const results = await Promise.all(
+        tokens.map((t) => call(srv, "PUT", "/user", { body: { phone }, token: t })),
+      );
       assertOneWinner(results, "phone_exists");
     }
   } finally {
@@ -64,12 +65,14 @@ Deno.test("two anonymous users claiming the same e-mail at the same moment: one 
     for (let pair = 0; pair < 8; pair++) {
       const tokens: string[] = [];
       for (let i = 0; i < 2; i++) {
-        const r = await call(srv, "POST", "/signup", {});
+        const r = await call(srv, "POST", "/signup", { body: {} });
         assert.equal(r.status, 200, JSON.stringify(r.body));
         tokens.push(String(r.body.access_token));
       }
-      const email = address("claim");
-      const results = await Promise.all(tokens.map((t) => call(srv, "PUT", "/user", { email }, t)));
+      const email = uniqueEmail("claim");
+      const results = await Promise.all(
+        tokens.map((t) => call(srv, "PUT", "/user", { body: { email }, token: t })),
+      );
       assertOneWinner(results, "email_exists");
     }
   } finally {
@@ -82,26 +85,34 @@ Deno.test("two pending e-mail changes to one address confirmed at the same momen
   try {
     const admin = await srv.serviceRoleToken();
     for (let pair = 0; pair < 6; pair++) {
-      const target = address("target");
+      const target = uniqueEmail("target");
       const hashes: string[] = [];
       for (let i = 0; i < 2; i++) {
-        const email = address("mover");
+        const email = uniqueEmail("mover");
         const made = await call(srv, "POST", "/admin/users", {
-          email,
-          password: "pw-123456",
-          email_confirm: true,
-        }, admin);
+          body: {
+            email,
+            password: "pw-123456",
+            email_confirm: true,
+          },
+          token: admin,
+        });
         assert.equal(made.status, 200, JSON.stringify(made.body));
         const link = await call(srv, "POST", "/admin/generate_link", {
-          type: "email_change_new",
-          email,
-          new_email: target,
-        }, admin);
+          body: {
+            type: "email_change_new",
+            email,
+            new_email: target,
+          },
+          token: admin,
+        });
         assert.equal(link.status, 200, JSON.stringify(link.body));
         hashes.push(String(link.body.hashed_token));
       }
       const results = await Promise.all(
-        hashes.map((h) => call(srv, "POST", "/verify", { type: "email_change", token_hash: h })),
+        hashes.map((h) =>
+          call(srv, "POST", "/verify", { body: { type: "email_change", token_hash: h } })
+        ),
       );
       assertOneWinner(results, "email_exists");
       const [{ n }] = await srv.db.query<{ n: number }>(
@@ -121,13 +132,16 @@ Deno.test("concurrent POST /admin/users/{id} on one new id: every request succee
     const admin = await srv.serviceRoleToken();
     for (let round = 0; round < 3; round++) {
       const id = crypto.randomUUID();
-      const email = address("same-id");
+      const email = uniqueEmail("same-id");
       const results = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
           call(srv, "POST", `/admin/users/${id}`, {
-            email,
-            user_metadata: { [`writer${i}`]: true },
-          }, admin)),
+            body: {
+              email,
+              user_metadata: { [`writer${i}`]: true },
+            },
+            token: admin,
+          })),
       );
       for (const r of results) {
         assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -140,7 +154,7 @@ Deno.test("concurrent POST /admin/users/{id} on one new id: every request succee
       );
       assert.equal(n, 1);
       // Every writer's update landed (none was refused as a duplicate).
-      const got = await call(srv, "GET", `/admin/users/${id}`, undefined, admin);
+      const got = await call(srv, "GET", `/admin/users/${id}`, { token: admin });
       assert.equal(Object.keys(got.body.user_metadata as Json).length, 10);
     }
   } finally {
@@ -153,9 +167,12 @@ Deno.test("concurrent admin creations with one e-mail: one 200, the others 422 e
   try {
     const admin = await srv.serviceRoleToken();
     for (let round = 0; round < 3; round++) {
-      const email = address("dup");
+      const email = uniqueEmail("dup");
       const results = await Promise.all(
-        Array.from({ length: 6 }, () => call(srv, "POST", "/admin/users", { email }, admin)),
+        Array.from(
+          { length: 6 },
+          () => call(srv, "POST", "/admin/users", { body: { email }, token: admin }),
+        ),
       );
       assertOneWinner(results, "email_exists");
     }
@@ -172,7 +189,10 @@ Deno.test("concurrent factor enrolments with one friendly name: one 200, the oth
       Array.from(
         { length: 5 },
         () =>
-          call(srv, "POST", "/factors", { factor_type: "totp", friendly_name: "my phone" }, token),
+          call(srv, "POST", "/factors", {
+            body: { factor_type: "totp", friendly_name: "my phone" },
+            token: token,
+          }),
       ),
     );
     assertOneWinner(results, "mfa_factor_name_conflict");
@@ -187,10 +207,10 @@ Deno.test("two tabs updating different metadata keys at the same moment (PUT /us
     const token = await signUp(srv);
     const keys = Array.from({ length: 6 }, (_, i) => `tab${i}`);
     const results = await Promise.all(
-      keys.map((k) => call(srv, "PUT", "/user", { data: { [k]: true } }, token)),
+      keys.map((k) => call(srv, "PUT", "/user", { body: { data: { [k]: true } }, token: token })),
     );
     for (const r of results) assert.equal(r.status, 200, JSON.stringify(r.body));
-    const me = await call(srv, "GET", "/user", undefined, token);
+    const me = await call(srv, "GET", "/user", { token: token });
     assert.deepEqual(Object.keys(me.body.user_metadata as Json).sort(), keys);
   } finally {
     await srv.close();

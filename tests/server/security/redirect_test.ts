@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { authJsClient } from "../../helpers/auth_js.ts";
-import { confirmedUser, fragment, local, openLink, withEmail } from "../email/helpers.ts";
+import { confirmedUser, fragment, local, openLink, withEmail } from "../email/_helpers.ts";
 
 const SITE = "https://site.example.com";
 

@@ -8,6 +8,7 @@ import { createHmac } from "node:crypto";
 import { GoTrueAdminApi, type GoTrueClient } from "../../helpers/deps.ts";
 import { authJsClient } from "../../helpers/auth_js.ts";
 import type { TestServer } from "../../helpers/server.ts";
+import { uniqueEmail } from "../../helpers/http.ts";
 
 export type Json = Record<string, unknown>;
 
@@ -52,11 +53,6 @@ export class TestClock {
   }
 }
 
-/** A unique e-mail address. */
-export function email(tag = "mfa"): string {
-  return `${tag}-${crypto.randomUUID().slice(0, 8)}@example.com`;
-}
-
 /** An auth-js client of the test server, keeping its session in memory. */
 export function client(srv: TestServer): GoTrueClient {
   return authJsClient(srv.url);
@@ -73,7 +69,7 @@ export async function admin(srv: TestServer): Promise<GoTrueAdminApi> {
 export const PASSWORD = "mfa-password-1";
 
 /** Signs a new user up (the server needs MAILER_AUTOCONFIRM) and returns a signed-in client. */
-export async function signedUp(srv: TestServer, address = email()) {
+export async function signedUp(srv: TestServer, address = uniqueEmail("mfa")) {
   const c = client(srv);
   const { data, error } = await c.signUp({ email: address, password: PASSWORD });
   if (error || !data.session) throw new Error(`sign-up failed: ${error?.message}`);

@@ -3,7 +3,7 @@ import type { Clock } from "../../../server/auth/clock.ts";
 import type { SmsProviderName } from "../../../server/config.ts";
 import type { GoTrueClient } from "../../helpers/deps.ts";
 import { authJsClient } from "../../helpers/auth_js.ts";
-import { call, startTestServer, type TestServer } from "../../helpers/server.ts";
+import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { type SmsFake, type SmsFakeOptions, startSmsFake } from "../../helpers/sms_fakes.ts";
 
 /** A clock a test moves by hand. */
@@ -50,5 +50,3 @@ export async function withPhoneServer(
 export function authClient(srv: TestServer): GoTrueClient {
   return authJsClient(srv.url);
 }
-
-export { call };

@@ -1,11 +1,7 @@
 /** A test server wired to an in-process SMTP server, and small helpers for e-mail flows. */
-import {
-  call,
-  startTestServer,
-  type TestServer,
-  type TestServerOptions,
-} from "../../helpers/server.ts";
+import { startTestServer, type TestServer, type TestServerOptions } from "../../helpers/server.ts";
 import { startSmtp, type TestSmtp } from "../../helpers/smtp.ts";
+import { call } from "../../helpers/http.ts";
 
 export interface EmailEnv {
   srv: TestServer;
@@ -41,10 +37,13 @@ export async function confirmedUser(
   confirm = true,
 ): Promise<{ id: string }> {
   const r = await call(srv, "POST", "/admin/users", {
-    email,
-    password,
-    email_confirm: confirm,
-  }, await srv.serviceRoleToken());
+    body: {
+      email,
+      password,
+      email_confirm: confirm,
+    },
+    token: await srv.serviceRoleToken(),
+  });
   if (r.status !== 200) throw new Error(`creating ${email}: ${JSON.stringify(r.body)}`);
   return r.body as { id: string };
 }
@@ -70,5 +69,3 @@ export async function getUser(srv: TestServer, token: string): Promise<Record<st
   const res = await srv.fetch("/user", { headers: { authorization: `Bearer ${token}` } });
   return await res.json();
 }
-
-export { call };

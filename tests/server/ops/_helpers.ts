@@ -1,42 +1,8 @@
 /** Helpers of the operations tests: fake captcha providers and small request helpers. */
-import {
-  dropNamespace,
-  freshNamespace,
-  testDatabaseUrl,
-  type TestServer,
-} from "../../helpers/server.ts";
+import { dropNamespace, freshNamespace, testDatabaseUrl } from "../../helpers/server.ts";
 import { type Db, openDb } from "../../../server/db/db.ts";
 
-export type Json = Record<string, unknown>;
-
-/** A unique e-mail address. */
-export function email(tag = "ops"): string {
-  return `${tag}-${crypto.randomUUID().slice(0, 8)}@example.com`;
-}
-
-/** Sends a JSON request and returns status, parsed body and headers. */
-export async function send(
-  srv: TestServer,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: Json; headers: Headers }> {
-  const res = await srv.fetch(path, {
-    method,
-    redirect: "manual",
-    headers: body === undefined ? headers : { "content-type": "application/json", ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: Json = {};
-  try {
-    parsed = text ? JSON.parse(text) : {};
-  } catch {
-    parsed = { text };
-  }
-  return { status: res.status, body: parsed, headers: res.headers };
-}
+export type { Json } from "../../helpers/http.ts";
 
 /** One siteverify call as the fake received it. */
 export interface SiteverifyCall {
