@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
 import { CONSOLE_CSP } from "../../../server/console/routes.ts";
-import { api, TestClock, totpAt } from "../mfa/_util.ts";
+import { api, TestClock, totpAt } from "../mfa/_helpers.ts";
 
 const ON = { AUTHSVC_CONSOLE_ENABLED: "true" };
 

@@ -194,8 +194,8 @@ Deno.test("signup refusals: disabled sign-ups, disabled providers, weak password
     assert.equal(pw.status, 422);
     assert.match(String(pw.body.msg), /anonymous/);
     // GoTrue (reauthenticate.go): a user with neither e-mail nor phone gets 400 validation_failed.
-    const re = await call(strict, "GET", "/reauthenticate", undefined, {
-      authorization: `Bearer ${anon.body.access_token}`,
+    const re = await call(strict, "GET", "/reauthenticate", {
+      token: String(anon.body.access_token),
     });
     assert.equal(re.status, 400);
     assert.equal(re.body.error_code, "validation_failed");
