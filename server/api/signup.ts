@@ -17,7 +17,7 @@ import { checkPasswordStrength } from "../auth/passwords.ts";
 import { normalizePhone, type UserRow, userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
-import { ApiError, AuthError, unprocessable } from "./errors.ts";
+import { AuthError, unprocessable } from "./errors.ts";
 import { duplicateSignup, recordFreshWork } from "./signup_duplicate.ts";
 import { type Body, checkEmail, optObject, optString, readBody, redirectToParam } from "./input.ts";
 

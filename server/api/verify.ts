@@ -31,7 +31,7 @@ import {
 } from "../mail/verify_email.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
-import { ApiError, AuthError, badRequest, statusOf } from "./errors.ts";
+import { AuthError, badRequest, statusOf } from "./errors.ts";
 import { optString, readBody } from "./input.ts";
 import { verifyByPhone } from "./phone.ts";
 
