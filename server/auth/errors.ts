@@ -151,7 +151,7 @@ const UNIQUE_ANSWERS: [RegExp, ErrorCode, string][] = [
  * The answer to a unique-constraint violation (SQLSTATE 23505) that a race
  * let through a check made before the write: the answer the same request
  * gets when it runs after the one it raced with (e.g. PUT /user to an
- * address another user took a moment earlier: 422 email_exists). Undefined
+ * address another user took a moment earlier: email_exists). Undefined
  * for any other error, or a constraint this table does not know. The
  * violation is the answer's `cause`.
  */
