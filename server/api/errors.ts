@@ -5,10 +5,10 @@
  * answers every AuthError through `statusOf` and `errorResponse`.
  *
  * A status comes from, in this order:
- * 1. an ApiError's own status: only the api layer throws ApiError, for the
- *    answers of one route that GoTrue gives there alone (each such pair is
- *    listed in ROUTE_STATUS, which tests/server/error_status_test.ts keeps
- *    true);
+ * 1. an ApiError's own status: only the api layer throws ApiError; its
+ *    status is the table's or one listed in ROUTE_STATUS (an answer GoTrue
+ *    gives on those routes alone), which tests/server/error_status_test.ts
+ *    checks at every throw site;
  * 2. SITUATION_STATUS, where the domain names the situation of a code GoTrue
  *    answers in two ways (e.g. user_banned: 403, but 400 refusing a grant);
  * 3. STATUS, every code's status.
@@ -101,10 +101,9 @@ export const SITUATION_STATUS: Readonly<Record<Situation, Partial<Record<ErrorCo
 };
 
 /**
- * The statuses single routes answer a code with besides the table's (GoTrue
- * answers these there, so the api layer throws them as ApiError). Beside
- * validation_failed 400 (a missing or malformed parameter, everywhere the api
- * layer reads one) and 404 (an unknown provider in the path).
+ * The statuses some routes answer a code with instead of STATUS's, as GoTrue
+ * does there; the api layer throws them as ApiError. The first row stands for
+ * every handler that reads a request parameter.
  */
 export const ROUTE_STATUS: readonly { code: ErrorCode; status: number; where: string }[] = [
   { code: "validation_failed", status: 400, where: "a missing or malformed request parameter" },
@@ -117,8 +116,8 @@ export const ROUTE_STATUS: readonly { code: ErrorCode; status: number; where: st
 ];
 
 /**
- * An error with its HTTP status, thrown by the api layer only, for an answer
- * one route gives (listed in ROUTE_STATUS). The domain throws AuthError.
+ * An AuthError with its HTTP status, thrown by the api layer only: the
+ * status is STATUS's or one of ROUTE_STATUS. The domain throws AuthError.
  */
 export class ApiError extends AuthError {
   constructor(
