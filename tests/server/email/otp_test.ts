@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { statusOf } from "../../../server/api/errors.ts";
+import { errorResponse, statusOf } from "../../../server/api/errors.ts";
 import { startTestServer } from "../../helpers/server.ts";
 import type { Clock } from "../../../server/auth/clock.ts";
 
@@ -112,7 +112,7 @@ Deno.test("send limits: per recipient interval and hourly cap, failed sends do n
       const err = await sl.send(req, () => Promise.resolve(2)).catch((e) => e);
       assert.equal(statusOf(err), 429);
       assert.equal(err.errorCode, "over_email_send_rate_limit");
-      assert.equal(err.headers["Retry-After"], "60");
+      assert.equal(errorResponse(err).headers.get("Retry-After"), "60");
       // another kind to the same address is its own slot
       await sl.send({ ...req, kind: "recovery" }, () => Promise.resolve(3));
       clock.t += 61_000;
