@@ -1,7 +1,8 @@
 /**
  * Builds the hono app from Config and the services: request id, client IP,
  * body-size limit, CORS, routing (api/routes.ts), and the one error handler
- * that turns ApiError (and anything unexpected) into the contract's error body.
+ * that turns AuthError (and anything unexpected) into the contract's error body,
+ * with the status api/errors.ts gives its code.
  */
 import { Hono, HTTPException } from "../deps.ts";
 import { bodyLimit } from "hono/body-limit";
@@ -9,10 +10,10 @@ import type { Config } from "./config.ts";
 import { type Db, DbTimeoutError, DbUnavailableError, openDb } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
 import { type Clock, systemClock } from "./auth/clock.ts";
-import { fileSink, Logger } from "./observe/log.ts";
+import { describeError, fileSink, Logger } from "./observe/log.ts";
 import { buildServices, type Services } from "./services.ts";
 import type { AppEnv } from "./api/context.ts";
-import { ApiError } from "./api/errors.ts";
+import { ApiError, AuthError, errorResponse, statusOf } from "./api/errors.ts";
 import { apiCors } from "./api/cors.ts";
 import { wellFormedQuery } from "./api/input.ts";
 import { ROUTE_GROUPS } from "./api/routes.ts";
@@ -40,12 +41,6 @@ export interface CreateAppOptions {
   log?: Logger;
   /** Apply pending migrations first (default true). */
   migrate?: boolean;
-}
-
-function errorResponse(err: ApiError, requestId: string): Response {
-  const headers: Record<string, string> = { "content-type": "application/json", ...err.headers };
-  if (requestId) headers["x-request-id"] = requestId;
-  return new Response(JSON.stringify(err.body()), { status: err.status, headers });
 }
 
 /** Builds the server. */
@@ -119,7 +114,17 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
 
   app.onError((err, c) => {
     const requestId = c.get("requestId") ?? "";
-    if (err instanceof ApiError) return errorResponse(err, requestId);
+    if (err instanceof AuthError) {
+      if (err.cause !== undefined && statusOf(err) >= 500) {
+        log.error("request failed", {
+          request_id: requestId,
+          route: c.req.routePath,
+          error_code: err.errorCode,
+          error: describeError(err),
+        });
+      }
+      return errorResponse(err, requestId);
+    }
     if (err instanceof DbUnavailableError) {
       log.error("database unavailable", { request_id: requestId, error: err.message });
       return errorResponse(
@@ -165,7 +170,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     log.error("unexpected error", {
       request_id: requestId,
       route: c.req.routePath,
-      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      error: describeError(err),
       stack: err instanceof Error ? err.stack?.split("\n").slice(0, 6).join(" | ") : undefined,
     });
     return errorResponse(

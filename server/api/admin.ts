@@ -13,7 +13,14 @@ import { UserPages } from "../auth/user_pages.ts";
 import { confirmDepsOf, endUnprovenAccess, planConfirmation } from "../auth/confirm.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx, requireAdmin } from "./context.ts";
-import { ApiError, badRequest, uniqueViolationAnswer, unprocessable } from "./errors.ts";
+import {
+  ApiError,
+  AuthError,
+  badRequest,
+  statusOf,
+  uniqueViolationAnswer,
+  unprocessable,
+} from "./errors.ts";
 import { optBool, readBody, uuidParam } from "./input.ts";
 import { adminUpdateFields, type AdminUserParams, parseAdminUser } from "./admin_input.ts";
 import { userResponse } from "./user.ts";
@@ -23,7 +30,7 @@ function notFound(): ApiError {
 }
 
 /** Which unique index a violation hit (or the check before the write found), as GoTrue's error. */
-function conflict(e: unknown): ApiError {
+function conflict(e: unknown): AuthError {
   const answer = uniqueViolationAnswer(e);
   if (answer) return answer;
   const text = (e as Error).message ?? "";
@@ -335,7 +342,7 @@ export function adminRoutes(app: Hono<AppEnv>, s: Services): void {
     } catch (e) {
       // A concurrent request with the same id created it first: answer as the request that
       // comes second does, by updating it.
-      const now = e instanceof ApiError && e.status === 422 ? await s.users.findById(id) : null;
+      const now = e instanceof AuthError && statusOf(e) === 422 ? await s.users.findById(id) : null;
       if (now) return await updateUser(c, s, now, p, actorOf(claims));
       throw e;
     }

@@ -1,99 +1,158 @@
 /**
- * The one error the server throws on purpose. `app.ts` turns it into the
- * contract's error body: `{"code": <status>, "msg": "...", "error_code": "..."}`
- * (plus `weak_password: {reasons}` and other extras where GoTrue has them).
+ * HTTP statuses of the domain's errors, in one table, and the error body of
+ * the contract: `{"code": <status>, "msg": "...", "error_code": "..."}` (plus
+ * the error's details, e.g. `weak_password: {reasons}`). `app.ts`'s onError
+ * answers every AuthError through `statusOf` and `errorResponse`.
+ *
+ * A status comes from, in this order:
+ * 1. an ApiError's own status: only the api layer throws ApiError; its
+ *    status is the table's or one listed in ROUTE_STATUS (an answer GoTrue
+ *    gives on those routes alone), which tests/server/error_status_test.ts
+ *    checks at every throw site;
+ * 2. SITUATION_STATUS, where the domain names the situation of a code GoTrue
+ *    answers in two ways (e.g. user_banned: 403, but 400 refusing a grant);
+ * 3. STATUS, every code's status.
  */
+import { AuthError, type ErrorCode, type Situation } from "../auth/errors.ts";
 
-/** Stable snake_case reasons, as GoTrue names them. */
-export type ErrorCode =
-  | "anonymous_provider_disabled"
-  | "bad_code_verifier"
-  | "bad_json"
-  | "bad_jwt"
-  | "bad_oauth_callback"
-  | "bad_oauth_state"
-  | "captcha_failed"
-  | "conflict"
-  | "email_address_invalid"
-  | "email_address_not_authorized"
-  | "email_conflict_identity_not_deletable"
-  | "email_exists"
-  | "email_not_confirmed"
-  | "email_provider_disabled"
-  | "flow_state_expired"
-  | "flow_state_not_found"
-  | "identity_already_exists"
-  | "identity_not_found"
-  | "insufficient_aal"
-  | "invalid_credentials"
-  | "manual_linking_disabled"
-  | "mfa_challenge_expired"
-  | "mfa_factor_name_conflict"
-  | "mfa_factor_not_found"
-  | "mfa_ip_address_mismatch"
-  | "mfa_phone_enroll_not_enabled"
-  | "mfa_totp_enroll_not_enabled"
-  | "mfa_verification_failed"
-  | "mfa_verification_rejected"
-  | "mfa_verified_factor_exists"
-  | "no_authorization"
-  | "not_admin"
-  | "not_found"
-  | "oauth_provider_error"
-  | "otp_disabled"
-  | "otp_expired"
-  | "over_email_send_rate_limit"
-  | "over_request_rate_limit"
-  | "over_sms_send_rate_limit"
-  | "phone_exists"
-  | "phone_not_confirmed"
-  | "phone_provider_disabled"
-  | "provider_disabled"
-  | "provider_email_needs_verification"
-  | "reauthentication_needed"
-  | "reauthentication_not_valid"
-  | "refresh_token_already_used"
-  | "refresh_token_not_found"
-  | "request_entity_too_large"
-  | "request_timeout"
-  | "same_password"
-  | "saml_provider_disabled"
-  | "service_unavailable"
-  | "session_expired"
-  | "session_not_found"
-  | "signup_disabled"
-  | "single_identity_not_deletable"
-  | "sms_send_failed"
-  | "email_send_failed"
-  | "too_many_enrolled_mfa_factors"
-  | "unexpected_failure"
-  | "unsupported_grant_type"
-  | "user_already_exists"
-  | "user_banned"
-  | "user_not_found"
-  | "validation_failed"
-  | "weak_password"
-  | "web3_provider_disabled";
+export { AuthError, type ErrorCode, uniqueViolationAnswer } from "../auth/errors.ts";
 
-/** An error with an HTTP status, a stable reason and a message for people. */
-export class ApiError extends Error {
+/** Every error_code's status (GoTrue's, or the one it uses most). */
+export const STATUS: Readonly<Record<ErrorCode, number>> = {
+  anonymous_provider_disabled: 422,
+  bad_code_verifier: 400,
+  bad_json: 400,
+  bad_jwt: 403,
+  bad_oauth_callback: 400,
+  bad_oauth_state: 400,
+  captcha_failed: 400,
+  conflict: 409,
+  email_address_invalid: 400,
+  email_address_not_authorized: 400,
+  email_conflict_identity_not_deletable: 422,
+  email_exists: 422,
+  email_not_confirmed: 400,
+  email_provider_disabled: 422,
+  email_send_failed: 500,
+  flow_state_expired: 400,
+  flow_state_not_found: 404,
+  identity_already_exists: 422,
+  identity_not_found: 422,
+  insufficient_aal: 403,
+  invalid_credentials: 400,
+  manual_linking_disabled: 404,
+  mfa_challenge_expired: 422,
+  mfa_factor_name_conflict: 422,
+  mfa_factor_not_found: 404,
+  mfa_ip_address_mismatch: 422,
+  mfa_phone_enroll_not_enabled: 422,
+  mfa_totp_enroll_not_enabled: 422,
+  mfa_verification_failed: 422,
+  mfa_verification_rejected: 429,
+  mfa_verified_factor_exists: 422,
+  no_authorization: 401,
+  not_admin: 403,
+  not_found: 404,
+  oauth_provider_error: 500,
+  otp_disabled: 422,
+  otp_expired: 403,
+  over_email_send_rate_limit: 429,
+  over_request_rate_limit: 429,
+  over_sms_send_rate_limit: 429,
+  phone_exists: 422,
+  phone_not_confirmed: 400,
+  phone_provider_disabled: 422,
+  provider_disabled: 400,
+  provider_email_needs_verification: 422,
+  reauthentication_needed: 400,
+  reauthentication_not_valid: 422,
+  refresh_token_already_used: 400,
+  refresh_token_not_found: 400,
+  request_entity_too_large: 413,
+  request_timeout: 504,
+  same_password: 422,
+  saml_provider_disabled: 404,
+  service_unavailable: 503,
+  session_expired: 400,
+  session_not_found: 403,
+  signup_disabled: 422,
+  single_identity_not_deletable: 422,
+  sms_send_failed: 500,
+  too_many_enrolled_mfa_factors: 422,
+  unexpected_failure: 500,
+  unsupported_grant_type: 400,
+  user_already_exists: 422,
+  user_banned: 403,
+  user_not_found: 404,
+  validation_failed: 422,
+  weak_password: 422,
+  web3_provider_disabled: 422,
+};
+
+/** The codes GoTrue answers otherwise in a situation the domain names (see Situation). */
+export const SITUATION_STATUS: Readonly<Record<Situation, Partial<Record<ErrorCode, number>>>> = {
+  // RFC 6749 section 5.2: a refused grant or request parameter is a 400.
+  oauth: { validation_failed: 400, user_banned: 400 },
+  linking: { user_not_found: 422, email_exists: 400 },
+  challenge: { mfa_factor_not_found: 422 },
+  recipient_refused: { sms_send_failed: 400 },
+  upstream_failed: { sms_send_failed: 502, captcha_failed: 503 },
+  upstream_timeout: { sms_send_failed: 504 },
+};
+
+/**
+ * The statuses some routes answer a code with instead of STATUS's, as GoTrue
+ * does there; the api layer throws them as ApiError. The first row stands for
+ * every handler that reads a request parameter.
+ */
+export const ROUTE_STATUS: readonly { code: ErrorCode; status: number; where: string }[] = [
+  { code: "validation_failed", status: 400, where: "a missing or malformed request parameter" },
+  { code: "validation_failed", status: 404, where: "GET /authorize: unknown provider" },
+  { code: "email_provider_disabled", status: 400, where: "POST /resend" },
+  { code: "phone_provider_disabled", status: 400, where: "phone sign-in routes (api/phone.ts)" },
+  { code: "insufficient_aal", status: 401, where: "routes requiring aal2 (api/aal.ts)" },
+  { code: "user_not_found", status: 403, where: "a token whose user is gone (api/context.ts)" },
+  { code: "user_already_exists", status: 400, where: "POST /signup, a repeated sign-up" },
+];
+
+/**
+ * An AuthError with its HTTP status, thrown by the api layer only: the
+ * status is STATUS's or one of ROUTE_STATUS. The domain throws AuthError.
+ */
+export class ApiError extends AuthError {
   constructor(
     readonly status: number,
-    readonly errorCode: ErrorCode,
+    errorCode: ErrorCode,
     message: string,
     /** Extra members of the error body (e.g. `weak_password: {reasons}`). */
-    readonly extra: Record<string, unknown> = {},
-    /** Extra response headers (e.g. Retry-After). */
+    details: Record<string, unknown> = {},
+    /** Extra response headers. */
     readonly headers: Record<string, string> = {},
+    options: ErrorOptions = {},
   ) {
-    super(message);
+    super(errorCode, message, { ...options, details });
     this.name = "ApiError";
   }
+}
 
-  /** The error body of the contract. */
-  body(): Record<string, unknown> {
-    return { code: this.status, error_code: this.errorCode, msg: this.message, ...this.extra };
-  }
+/** The HTTP status of `e` (see the order at the top of this file). */
+export function statusOf(e: AuthError): number {
+  if (e instanceof ApiError) return e.status;
+  return (e.situation && SITUATION_STATUS[e.situation][e.errorCode]) ?? STATUS[e.errorCode];
+}
+
+/** The error body of the contract. */
+export function errorBody(e: AuthError): Record<string, unknown> {
+  return { code: statusOf(e), error_code: e.errorCode, msg: e.message, ...e.details };
+}
+
+/** The answer to `e`: its status, the error body, Retry-After when it asks to wait. */
+export function errorResponse(e: AuthError, requestId = ""): Response {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (e.retryAfterSec !== undefined) headers["Retry-After"] = String(e.retryAfterSec);
+  if (e instanceof ApiError) Object.assign(headers, e.headers);
+  if (requestId) headers["x-request-id"] = requestId;
+  return new Response(JSON.stringify(errorBody(e)), { status: statusOf(e), headers });
 }
 
 /** 400 validation_failed naming the field. */
@@ -101,52 +160,16 @@ export function badRequest(message: string, code: ErrorCode = "validation_failed
   return new ApiError(400, code, message);
 }
 
-/** 422 validation_failed, as GoTrue answers for unprocessable values. */
+/** 422 validation_failed (or `code`), as GoTrue answers for unprocessable values. */
 export function unprocessable(message: string, code: ErrorCode = "validation_failed"): ApiError {
   return new ApiError(422, code, message);
 }
 
 /** 429 with Retry-After. */
-export function tooManyRequests(code: ErrorCode, message: string, retryAfterSec: number): ApiError {
-  return new ApiError(429, code, message, {}, {
-    "Retry-After": String(Math.max(1, Math.ceil(retryAfterSec))),
-  });
-}
-
-/** The unique indexes a request can collide on, and GoTrue's answer to the sequential twin. */
-const UNIQUE_ANSWERS: [RegExp, () => ApiError][] = [
-  [
-    /users_email_key/,
-    () =>
-      unprocessable("A user with this email address has already been registered", "email_exists"),
-  ],
-  [
-    /users_phone_key/,
-    () =>
-      unprocessable("A user with this phone number has already been registered", "phone_exists"),
-  ],
-  [/users_pkey/, () => unprocessable("A user with this id already exists", "user_already_exists")],
-  [/mfa_factors_name_key/, () =>
-    unprocessable(
-      "A factor with this friendly name for this user already exists",
-      "mfa_factor_name_conflict",
-    )],
-  [
-    /identities_provider_id_provider_key/,
-    () => unprocessable("Identity is already linked to another user", "identity_already_exists"),
-  ],
-];
-
-/**
- * The answer to a unique-constraint violation (SQLSTATE 23505) that a race
- * let through a check made before the write: the answer the same request
- * gets when it runs after the one it raced with (e.g. PUT /user to an
- * address another user took a moment earlier: 422 email_exists). Undefined
- * for any other error, or a constraint this table does not know.
- */
-export function uniqueViolationAnswer(e: unknown): ApiError | undefined {
-  if ((e as { code?: unknown })?.code !== "23505") return undefined;
-  const err = e as { constraint_name?: string; constraint?: string; message?: string };
-  const text = `${err.constraint_name ?? err.constraint ?? ""} ${err.message ?? ""}`;
-  return UNIQUE_ANSWERS.find(([re]) => re.test(text))?.[1]();
+export function tooManyRequests(
+  code: ErrorCode,
+  message: string,
+  retryAfterSec: number,
+): AuthError {
+  return new AuthError(code, message, { retryAfterSec: Math.max(1, Math.ceil(retryAfterSec)) });
 }

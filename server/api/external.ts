@@ -34,7 +34,7 @@ import { ProviderRegistry } from "../providers/registry.ts";
 import { ProviderError } from "../providers/types.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx, requireUser } from "./context.ts";
-import { ApiError, badRequest } from "./errors.ts";
+import { ApiError, AuthError, badRequest, statusOf } from "./errors.ts";
 import { isUuid, redirectToParam } from "./input.ts";
 import { bindingSetCookie, carriesBinding, isSecure, stateBinding } from "./oauth_binding.ts";
 import { AAL2_IDENTITY_MESSAGE, requireAal2IfMfa } from "./aal.ts";
@@ -360,11 +360,11 @@ function errorRedirect(c: Ctx, s: Services, e: unknown, fallback: string): Respo
     ({ error, errorCode: code } = e);
     description = e.message;
     if (e.target) target = e.target;
-  } else if (e instanceof ApiError) {
+  } else if (e instanceof AuthError) {
     code = e.errorCode;
     error = DENIED.has(code)
       ? "access_denied"
-      : e.status >= 500
+      : statusOf(e) >= 500
       ? "server_error"
       : "invalid_request";
     description = e.message;

@@ -5,7 +5,7 @@
  */
 import type { Context, MiddlewareHandler } from "../../deps.ts";
 import { normalizeEmail } from "../auth/users.ts";
-import { ApiError, badRequest } from "./errors.ts";
+import { ApiError, AuthError, badRequest } from "./errors.ts";
 
 /** A parsed JSON object body. */
 export type Body = Record<string, unknown>;
@@ -106,7 +106,7 @@ export async function readBody(c: Context): Promise<Body> {
     const buf = new Uint8Array(await c.req.arrayBuffer());
     text = new TextDecoder("utf-8", { fatal: true }).decode(buf);
   } catch (e) {
-    if (e instanceof ApiError) throw e;
+    if (e instanceof AuthError) throw e;
     if ((e as Error)?.name === "BodyLimitError" || (e as { status?: number })?.status === 413) {
       throw e;
     }

@@ -17,7 +17,7 @@ import { checkPasswordStrength } from "../auth/passwords.ts";
 import { normalizePhone, type UserRow, userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
-import { ApiError, unprocessable } from "./errors.ts";
+import { AuthError, unprocessable } from "./errors.ts";
 import { duplicateSignup, recordFreshWork } from "./signup_duplicate.ts";
 import { type Body, checkEmail, optObject, optString, readBody, redirectToParam } from "./input.ts";
 
@@ -236,7 +236,7 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
       // As if the sign-up never happened (GoTrue rolls back its transaction),
       // except when the mail server failed: the user stays, and POST /resend
       // sends the confirmation once mail works again (issue 4).
-      if (!(e instanceof ApiError && e.errorCode === "email_send_failed")) {
+      if (!(e instanceof AuthError && e.errorCode === "email_send_failed")) {
         await s.users.delete(user.id).catch(() => {});
       }
       throw e;

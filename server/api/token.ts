@@ -8,7 +8,7 @@ import { RefreshTokenReusedError } from "../auth/sessions.ts";
 import { normalizePhone, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
-import { ApiError, badRequest, unprocessable } from "./errors.ts";
+import { ApiError, AuthError, badRequest, unprocessable } from "./errors.ts";
 import { type Body, optString, readBody } from "./input.ts";
 
 /** Handles one grant type; answers with a Response (usually `c.json(tokenSet)`). */
@@ -75,7 +75,7 @@ export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Re
   if (!user || !user.encrypted_password || !ok) throw invalidCredentials();
   const now = s.clock.now();
   if (user.banned_until && new Date(user.banned_until) > now) {
-    throw new ApiError(400, "user_banned", "User is banned");
+    throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
   }
   if (email && !user.email_confirmed_at) {
     throw new ApiError(400, "email_not_confirmed", "Email not confirmed");

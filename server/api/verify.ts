@@ -31,7 +31,7 @@ import {
 } from "../mail/verify_email.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
-import { ApiError, badRequest } from "./errors.ts";
+import { AuthError, badRequest, statusOf } from "./errors.ts";
 import { optString, readBody } from "./input.ts";
 import { verifyByPhone } from "./phone.ts";
 
@@ -111,9 +111,9 @@ async function verifyGet(c: Ctx, s: Services): Promise<Response> {
   try {
     v = await verifyEmailToken(s, type, { kind: "link", token }, { ip: clientIp(c) });
   } catch (e) {
-    if (e instanceof ApiError) {
+    if (e instanceof AuthError) {
       return fail(
-        e.status,
+        statusOf(e),
         e.errorCode,
         e.errorCode === "otp_expired" ? "Email link is invalid or has expired" : e.message,
       );
@@ -129,7 +129,7 @@ async function verifyGet(c: Ctx, s: Services): Promise<Response> {
     try {
       code = await issueAuthCode(s.db, s.clock, flowId, v.user.id);
     } catch (e) {
-      if (e instanceof ApiError) return fail(e.status, e.errorCode, e.message);
+      if (e instanceof AuthError) return fail(statusOf(e), e.errorCode, e.message);
       throw e;
     }
     const u = new URL(redirectTo);

@@ -25,7 +25,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { jose } from "../../deps.ts";
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
 
 /** Claims of an access token as this server issues them. */
@@ -151,7 +151,7 @@ export class JwtService {
     );
   }
 
-  /** Verifies a token; throws ApiError 403 bad_jwt naming the reason. */
+  /** Verifies a token; throws AuthError bad_jwt naming the reason. */
   async verify(token: string, opts: { audience?: string } = {}): Promise<AccessClaims> {
     const remember = opts.audience === undefined && token.length <= VERIFIED_TOKEN_MAX_CHARS;
     if (remember) {
@@ -176,8 +176,7 @@ export class JwtService {
     try {
       header = jose.decodeProtectedHeader(token);
     } catch {
-      throw new ApiError(
-        403,
+      throw new AuthError(
         "bad_jwt",
         "invalid JWT: unable to parse or verify signature, token is malformed",
       );
@@ -186,8 +185,7 @@ export class JwtService {
     if (header.kid !== undefined) vk = this.byKid.get(header.kid);
     else if (header.alg === "HS256") vk = { alg: "HS256", key: this.hsKey };
     if (!vk || header.alg !== vk.alg) {
-      throw new ApiError(
-        403,
+      throw new AuthError(
         "bad_jwt",
         `invalid JWT: unable to parse or verify signature, ${
           header.kid !== undefined && !this.byKid.has(header.kid)
@@ -209,11 +207,7 @@ export class JwtService {
       return payload as unknown as AccessClaims;
     } catch (e) {
       const why = e instanceof jose.errors.JWTExpired ? "token has expired" : (e as Error).message;
-      throw new ApiError(
-        403,
-        "bad_jwt",
-        `invalid JWT: unable to parse or verify signature, ${why}`,
-      );
+      throw new AuthError("bad_jwt", `invalid JWT: unable to parse or verify signature, ${why}`);
     }
   }
 

@@ -5,7 +5,7 @@
  * TOTP secrets are returned once, in the enrollment answer, and never again.
  * Deleting a factor drops the sessions raised with it back to aal1.
  */
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
@@ -77,7 +77,7 @@ export class Mfa {
   /** A factor of this user, or 404 mfa_factor_not_found. */
   async ownedFactor(userId: string, factorId: string, q: Queryable = this.db): Promise<FactorRow> {
     const row = await this.#factors.findOfUser(userId, factorId, q);
-    if (!row) throw new ApiError(404, "mfa_factor_not_found", "Factor not found");
+    if (!row) throw new AuthError("mfa_factor_not_found", "Factor not found");
     return row;
   }
 
@@ -107,8 +107,7 @@ export class Mfa {
       if (f.type === "phone") {
         const same = await this.#factors.findPhone(userId, f.phone ?? null, tx);
         if (same.some((x) => x.status === "verified")) {
-          throw new ApiError(
-            422,
+          throw new AuthError(
             "mfa_verified_factor_exists",
             "A verified phone factor already exists, unenroll the existing factor to continue",
           );
@@ -117,21 +116,19 @@ export class Mfa {
       }
       const existing = await this.listFactors(userId, tx);
       if (f.friendlyName && existing.some((x) => x.friendly_name === f.friendlyName)) {
-        throw new ApiError(
-          422,
+        throw new AuthError(
           "mfa_factor_name_conflict",
           `A factor with the friendly name "${f.friendlyName}" for this user already exists`,
         );
       }
       if (existing.length >= this.config.mfa.maxEnrolledFactors) {
-        throw new ApiError(
-          422,
+        throw new AuthError(
           "too_many_enrolled_mfa_factors",
           `Maximum number of enrolled factors (${this.config.mfa.maxEnrolledFactors}) reached, unenroll to continue`,
         );
       }
       if (existing.some((x) => x.status === "verified") && session.aal !== "aal2") {
-        throw new ApiError(403, "insufficient_aal", "AAL2 required to enroll a new factor");
+        throw new AuthError("insufficient_aal", "AAL2 required to enroll a new factor");
       }
       return await this.#factors.insert({ userId, ...f, now }, tx);
     });
@@ -145,7 +142,7 @@ export class Mfa {
     return await this.db.transaction(async (tx) => {
       await this.users.lockProfile(userId, tx); // the user row first (lock order)
       const row = await this.#factors.deleteOfUser(userId, factorId, tx);
-      if (!row) throw new ApiError(404, "mfa_factor_not_found", "Factor not found");
+      if (!row) throw new AuthError("mfa_factor_not_found", "Factor not found");
       await this.#sessions.lowerFromFactor(
         userId,
         factorId,

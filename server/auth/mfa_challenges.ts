@@ -14,7 +14,7 @@
  * A successful verification raises the caller's session to aal2 with the
  * factor's method first in `amr`.
  */
-import { ApiError, tooManyRequests } from "../api/errors.ts";
+import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
@@ -75,10 +75,10 @@ export class MfaChallenges {
     const r = await this.#challenges.countOpen(factor.id, new Date(now - window));
     if (r.n >= OPEN_CHALLENGES_PER_FACTOR) {
       const wait = Math.max(1, Math.ceil((new Date(r.oldest!).getTime() + window - now) / 1000));
-      throw tooManyRequests(
+      throw new AuthError(
         "over_request_rate_limit",
         `Too many open challenges for this factor, try again in ${wait} seconds`,
-        wait,
+        { retryAfterSec: wait },
       );
     }
   }
@@ -122,26 +122,21 @@ export class MfaChallenges {
     const now = this.clock.now();
     const challenge = await this.#challenges.findOfFactor(factor.id, challengeId);
     if (!challenge) {
-      throw new ApiError(
-        422,
+      throw new AuthError(
         "mfa_factor_not_found",
         "MFA factor with the provided challenge ID not found",
+        { situation: "challenge" },
       );
     }
     if (challenge.verified_at) {
       throw alreadyUsed(challenge.id);
     }
     if (challenge.ip_address !== ip) {
-      throw new ApiError(
-        422,
-        "mfa_ip_address_mismatch",
-        "Challenge and verify IP addresses mismatch",
-      );
+      throw new AuthError("mfa_ip_address_mismatch", "Challenge and verify IP addresses mismatch");
     }
     if (now.getTime() / 1000 >= this.expiresAt(challenge)) {
       await this.#challenges.deleteById(challenge.id);
-      throw new ApiError(
-        422,
+      throw new AuthError(
         "mfa_challenge_expired",
         `MFA challenge ${challenge.id} has expired, verify against another challenge or create a new challenge`,
       );
@@ -151,8 +146,7 @@ export class MfaChallenges {
     if (!took) {
       const current = await this.#challenges.findById(challenge.id);
       if (!current || current.verified_at) throw alreadyUsed(challenge.id);
-      throw new ApiError(
-        429,
+      throw new AuthError(
         "mfa_verification_rejected",
         `Too many attempts for MFA challenge ${challenge.id}, create a new challenge`,
       );
@@ -161,13 +155,13 @@ export class MfaChallenges {
     if (factor.factor_type === "totp") {
       step = await totpMatch(factor.secret ?? "", code, now.getTime() / 1000);
       if (step === null) {
-        throw new ApiError(422, "mfa_verification_failed", "Invalid TOTP code entered");
+        throw new AuthError("mfa_verification_failed", "Invalid TOTP code entered");
       }
     } else {
       const ok = challenge.otp_code_hash !== null &&
         timingSafeEqual(challenge.otp_code_hash, await this.#codeHash(challenge.id, code));
       if (!ok) {
-        throw new ApiError(422, "mfa_verification_failed", "Invalid MFA Phone code entered");
+        throw new AuthError("mfa_verification_failed", "Invalid MFA Phone code entered");
       }
     }
     return await this.db.transaction(async (tx) => {
@@ -179,8 +173,7 @@ export class MfaChallenges {
       if (step !== null) {
         const fresh = await this.#factors.useTotpStep(factor.id, step, tx);
         if (!fresh) {
-          throw new ApiError(
-            422,
+          throw new AuthError(
             "mfa_verification_failed",
             "This TOTP code has already been used, wait for the next one",
           );
@@ -206,8 +199,7 @@ export class MfaChallenges {
   async #stepUp(tx: Queryable, factor: FactorRow, sessionId: string, now: Date) {
     const s = await this.#sessions.lockById(sessionId, tx);
     if (!s) {
-      throw new ApiError(
-        403,
+      throw new AuthError(
         "session_not_found",
         "Session from session_id claim in JWT does not exist",
       );
@@ -226,9 +218,8 @@ export class MfaChallenges {
 }
 
 /** A challenge answered before: 422 mfa_challenge_expired. */
-function alreadyUsed(id: string): ApiError {
-  return new ApiError(
-    422,
+function alreadyUsed(id: string): AuthError {
+  return new AuthError(
     "mfa_challenge_expired",
     `MFA challenge ${id} has already been used, create a new challenge`,
   );

@@ -15,7 +15,7 @@
  * verification (`DELETE ... RETURNING`, so two processes cannot both consume
  * it), and issuing a new token of one type for one user replaces the old one.
  *
- * API (all failures of verification throw ApiError 403 `otp_expired`,
+ * API (all failures of verification throw AuthError `otp_expired`,
  * "Token has expired or is invalid", the same for wrong, used and expired):
  *
  *   const otp = s.otp; // new OneTimeTokens(db, config.jwt.secret, clock)
@@ -36,7 +36,7 @@
  * e-mail, or E.164 digits without "+"), stored in `relates_to`; `data` keeps
  * what verification needs later (a PKCE flow id, redirect_to).
  */
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "./errors.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
 import {
@@ -98,8 +98,8 @@ export interface IssuedToken {
 }
 
 /** 403 otp_expired, GoTrue's answer for any unusable token. */
-export function otpInvalid(): ApiError {
-  return new ApiError(403, "otp_expired", "Token has expired or is invalid");
+export function otpInvalid(): AuthError {
+  return new AuthError("otp_expired", "Token has expired or is invalid");
 }
 
 /** Issues, verifies and consumes one-time tokens. */

@@ -4,7 +4,7 @@
  * cores so that one sign-in never stalls other requests. Verification also
  * accepts `$2b$`/`$2y$` bcrypt and argon2 hashes of imported users.
  */
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
 
 interface Pending {
@@ -151,9 +151,11 @@ export function checkPasswordStrength(config: Config, password: string): void {
     messages.push(`Password should contain at least one character of each: ${missing.join(", ")}.`);
   }
   if (reasons.length) {
-    throw new ApiError(422, "weak_password", messages.join(" "), { weak_password: { reasons } });
+    throw new AuthError("weak_password", messages.join(" "), {
+      details: { weak_password: { reasons } },
+    });
   }
   if (new TextEncoder().encode(password).length > 72) {
-    throw new ApiError(422, "validation_failed", "Password cannot be longer than 72 bytes");
+    throw new AuthError("validation_failed", "Password cannot be longer than 72 bytes");
   }
 }

@@ -28,7 +28,7 @@
  *   // MFA phone factors keep their own challenge rows and only need a code delivered:
  *   const { code } = await s.sms.sendCode({ phone: "15551234567", kind: "mfa_challenge" });
  */
-import { ApiError, unprocessable } from "../api/errors.ts";
+import { AuthError, invalid } from "./errors.ts";
 import type { Config } from "../config.ts";
 import type { Db } from "../db/db.ts";
 import type { Logger } from "../observe/log.ts";
@@ -53,12 +53,12 @@ export const SMS_CODE_KIND = "sms_code";
  */
 export function parsePhone(raw: unknown, field = "phone"): string {
   if (raw === undefined || raw === null || raw === "") {
-    throw unprocessable(`${field} is required`);
+    throw invalid(`${field} is required`);
   }
-  if (typeof raw !== "string") throw unprocessable(`${field} must be a string`);
+  if (typeof raw !== "string") throw invalid(`${field} must be a string`);
   const digits = normalizePhone(raw);
   if (!digits) {
-    throw unprocessable(
+    throw invalid(
       field === "phone"
         ? "Invalid phone number format (E.164 required)"
         : `Invalid phone number format (E.164 required) in ${field}`,
@@ -100,8 +100,7 @@ export class SmsService {
 
   #gateway(): SmsProvider {
     if (!this.provider) {
-      throw new ApiError(
-        500,
+      throw new AuthError(
         "sms_send_failed",
         "Error sending SMS: no SMS provider is configured (AUTHSVC_SMS_PROVIDER)",
       );
@@ -137,7 +136,8 @@ export class SmsService {
           this.log.warn("sms not sent", {
             provider: gw.name,
             kind: what,
-            status: (e as ApiError)?.status,
+            error_code: (e as AuthError)?.errorCode,
+            situation: (e as AuthError)?.situation,
             error: e instanceof Error ? e.message : String(e),
           });
           await undo?.().catch((err) =>
@@ -251,7 +251,7 @@ export class SmsService {
     alongside?: boolean,
   ): Promise<UserRow> {
     const to = type === "phone_change" ? phone : (phone ?? user.phone);
-    if (!to) throw unprocessable("The user has no phone number", "validation_failed");
+    if (!to) throw invalid("The user has no phone number");
     await this.sendOtp({ userId: user.id, phone: to, type, data, alongside });
     const now = this.clock.now();
     const fields = type === "sms"

@@ -20,8 +20,7 @@
  * day (or MAILER_OTP_EXP, when longer: its link may still come back). Every
  * exchange prunes such flows, at most every 10 minutes per process.
  */
-import { ApiError, badRequest } from "../api/errors.ts";
-import type { Body } from "../api/input.ts";
+import { AuthError, invalid } from "./errors.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
 import { sha256Base64url, sha256Hex, timingSafeEqual } from "./crypto.ts";
@@ -56,24 +55,25 @@ const CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/;
  * Reads `code_challenge` / `code_challenge_method` from a body: undefined when
  * no challenge is given, 400 naming the member when one is malformed.
  */
-export function readPkceParams(body: Body): PkceParams | undefined {
+export function readPkceParams(body: Record<string, unknown>): PkceParams | undefined {
   const ch = body.code_challenge;
   const m = body.code_challenge_method;
   const noChallenge = ch === undefined || ch === null || ch === "";
   const noMethod = m === undefined || m === null || m === "";
   if (noChallenge !== noMethod) {
     // GoTrue's validatePKCEParams: one without the other is refused
-    throw badRequest("PKCE flow requires code_challenge_method and code_challenge");
+    throw invalid("PKCE flow requires code_challenge_method and code_challenge", "oauth");
   }
   if (noChallenge) return undefined;
   if (typeof ch !== "string" || !CHALLENGE.test(ch)) {
-    throw badRequest(
+    throw invalid(
       "code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_', '~'",
+      "oauth",
     );
   }
   const method = typeof m === "string" ? m.toLowerCase() : m === undefined || m === null ? "" : 0;
   if (method !== "s256" && method !== "plain") {
-    throw badRequest("code_challenge_method must be s256 or plain");
+    throw invalid("code_challenge_method must be s256 or plain", "oauth");
   }
   return { codeChallenge: ch, codeChallengeMethod: method };
 }
@@ -145,11 +145,7 @@ export async function issueAuthCode(
   const code = crypto.randomUUID();
   const found = await flows(db).setAuthCode(flowId, await sha256Hex(code), userId, clock.now());
   if (!found) {
-    throw new ApiError(
-      404,
-      "flow_state_not_found",
-      "invalid flow state, no valid flow state found",
-    );
+    throw new AuthError("flow_state_not_found", "invalid flow state, no valid flow state found");
   }
   return code;
 }
@@ -163,43 +159,34 @@ export async function exchangeAuthCode(
   authCode: string,
   codeVerifier: string,
 ): Promise<TokenSet> {
-  if (!authCode) throw badRequest("auth_code is required");
-  if (!codeVerifier) throw badRequest("code_verifier is required");
+  if (!authCode) throw invalid("auth_code is required", "oauth");
+  if (!codeVerifier) throw invalid("code_verifier is required", "oauth");
   if (authCode.length > 200 || codeVerifier.length > 200) {
-    throw new ApiError(
-      404,
-      "flow_state_not_found",
-      "invalid flow state, no valid flow state found",
-    );
+    throw new AuthError("flow_state_not_found", "invalid flow state, no valid flow state found");
   }
   const db = s.db;
   await pruneOccasionally(s);
   const flow = await flows(db).consumeByCodeHash(await sha256Hex(authCode));
   if (!flow || !flow.user_id || !flow.auth_code_issued_at) {
-    throw new ApiError(
-      404,
-      "flow_state_not_found",
-      "invalid flow state, no valid flow state found",
-    );
+    throw new AuthError("flow_state_not_found", "invalid flow state, no valid flow state found");
   }
   const now = s.clock.now().getTime();
   if (now - new Date(flow.auth_code_issued_at).getTime() > FLOW_STATE_TTL_SEC * 1000) {
-    throw new ApiError(400, "flow_state_expired", "Flow state has expired");
+    throw new AuthError("flow_state_expired", "Flow state has expired");
   }
   const expected = flow.code_challenge_method === "s256"
     ? await sha256Base64url(codeVerifier)
     : codeVerifier;
   if (!timingSafeEqual(expected, flow.code_challenge)) {
-    throw new ApiError(
-      400,
+    throw new AuthError(
       "bad_code_verifier",
       "code challenge does not match previously saved code verifier",
     );
   }
   const user = await s.users.findById(flow.user_id);
-  if (!user) throw new ApiError(404, "user_not_found", "User not found");
+  if (!user) throw new AuthError("user_not_found", "User not found");
   if (user.banned_until && new Date(user.banned_until).getTime() > now) {
-    throw new ApiError(400, "user_banned", "User is banned");
+    throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
   }
   const set = await s.sessions.issue(user, {
     method: flow.authentication_method,

@@ -29,7 +29,7 @@
  *     () => provider.send(...),   // throws: reservation dropped, error passes through
  *   );
  */
-import { ApiError, type ErrorCode } from "../api/errors.ts";
+import { AuthError, type ErrorCode } from "./errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
@@ -81,19 +81,17 @@ export class SendLimits {
     logChannel: string,
     r: SendRequest,
     now: Date,
-  ): Promise<ApiError | null> {
+  ): Promise<AuthError | null> {
     if (r.intervalSec <= 0) return null;
     const last = await this.#log.lastSentAt(logChannel, r.recipient, r.kind, q);
     if (!last) return null;
     const wait = r.intervalSec - (now.getTime() - new Date(last).getTime()) / 1000;
     if (wait <= 0) return null;
     const secs = Math.max(1, Math.ceil(wait));
-    return new ApiError(
-      429,
+    return new AuthError(
       this.#code(r.channel),
       `For security purposes, you can only request this after ${secs} seconds.`,
-      {},
-      { "Retry-After": String(secs) },
+      { retryAfterSec: secs },
     );
   }
 
@@ -102,7 +100,7 @@ export class SendLimits {
     q: Queryable,
     channel: SendChannel,
     now: Date,
-  ): Promise<ApiError | null> {
+  ): Promise<AuthError | null> {
     const rate = channel === "email"
       ? this.config.rateLimit.emailSent
       : this.config.rateLimit.smsSent;
@@ -111,12 +109,10 @@ export class SendLimits {
     if (row.n < rate.count) return null;
     const oldest = row.oldest ? new Date(row.oldest).getTime() : now.getTime();
     const secs = Math.max(1, Math.ceil((oldest + rate.windowSec * 1000 - now.getTime()) / 1000));
-    return new ApiError(
-      429,
+    return new AuthError(
       this.#code(channel),
       channel === "email" ? "Email rate limit exceeded" : "SMS rate limit exceeded",
-      {},
-      { "Retry-After": String(secs) },
+      { retryAfterSec: secs },
     );
   }
 

@@ -15,7 +15,7 @@
  * the same token sees it revoked with a live child inside the interval and
  * returns that child.
  */
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import { RefreshTokenStore } from "../store/refresh_tokens.ts";
@@ -48,9 +48,9 @@ export interface IssueOpts {
   ip?: string;
 }
 
-/** 403 user_banned, GoTrue's answer to a banned user wherever tokens would be issued. */
-export function bannedError(): ApiError {
-  return new ApiError(403, "user_banned", "User is banned");
+/** user_banned, GoTrue's answer to a banned user wherever tokens would be issued. */
+export function bannedError(): AuthError {
+  return new AuthError("user_banned", "User is banned");
 }
 
 /** True while `user` is banned at `now`. */
@@ -62,9 +62,9 @@ export function isBanned(user: Pick<UserRow, "banned_until">, now: Date): boolea
  * 400 refresh_token_already_used, carrying whose session it was and whether
  * this reuse revoked the session's whole token family (so /token can audit it).
  */
-export class RefreshTokenReusedError extends ApiError {
+export class RefreshTokenReusedError extends AuthError {
   constructor(readonly session: SessionRow, readonly familyRevoked: boolean) {
-    super(400, "refresh_token_already_used", "Invalid Refresh Token: Already Used");
+    super("refresh_token_already_used", "Invalid Refresh Token: Already Used");
   }
 }
 
@@ -135,16 +135,15 @@ export class Sessions {
     return await this.tokenSet(user, session, token, q);
   }
 
-  /** Why no tokens were issued: 403 user_banned, user_not_found or session_not_found. */
-  async #notIssued(userId: string, q: Queryable, sessionId?: string): Promise<ApiError> {
+  /** Why no tokens were issued: user_banned, user_not_found or session_not_found. */
+  async #notIssued(userId: string, q: Queryable, sessionId?: string): Promise<AuthError> {
     const user = await this.users.findById(userId, q);
-    if (!user) return new ApiError(404, "user_not_found", "User not found");
+    if (!user) return new AuthError("user_not_found", "User not found");
     if (user.banned_until && new Date(user.banned_until) > this.clock.now()) {
       return bannedError();
     }
     if (sessionId) {
-      return new ApiError(
-        403,
+      return new AuthError(
         "session_not_found",
         "Session from session_id claim in JWT does not exist",
       );
@@ -201,7 +200,9 @@ export class Sessions {
   /** The refresh_token grant, with rotation and reuse detection (auth/refresh_policy.ts). */
   async refresh(token: string): Promise<TokenSet> {
     if (typeof token !== "string" || token.length === 0 || token.length > 512) {
-      throw new ApiError(400, "validation_failed", "refresh_token is required");
+      throw new AuthError("validation_failed", "refresh_token is required", {
+        situation: "oauth",
+      });
     }
     const hash = await sha256Hex(token);
     const settings = {
@@ -253,17 +254,16 @@ export class Sessions {
     if ("set" in outcome && outcome.set) return outcome.set;
     switch (outcome.error) {
       case "banned":
-        throw new ApiError(400, "user_banned", "User is banned");
+        throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
       case "expired":
-        throw new ApiError(400, "session_expired", "Invalid Refresh Token: Session Expired");
+        throw new AuthError("session_expired", "Invalid Refresh Token: Session Expired");
       case "reused":
         throw new RefreshTokenReusedError(
           outcome.session,
           "familyRevoked" in outcome && outcome.familyRevoked === true,
         );
       default:
-        throw new ApiError(
-          400,
+        throw new AuthError(
           "refresh_token_not_found",
           "Invalid Refresh Token: Refresh Token Not Found",
         );

@@ -23,7 +23,7 @@
  */
 import type { DevInbox } from "../console/inbox.ts";
 import { nodemailer } from "../../deps.ts";
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "../auth/errors.ts";
 import type { Config, MailKind, NotificationKind } from "../config.ts";
 import type { Clock } from "../auth/clock.ts";
 import type { Events } from "../auth/events.ts";
@@ -195,11 +195,9 @@ export class Mailer {
             to,
             error: e instanceof Error ? e.message : String(e),
           });
-          throw new ApiError(
-            500,
-            "email_send_failed",
-            `Error sending ${kindLabel(req.kind)} email`,
-          );
+          throw new AuthError("email_send_failed", `Error sending ${kindLabel(req.kind)} email`, {
+            cause: e,
+          });
         }
       },
     );

@@ -13,7 +13,7 @@
  * the first verified link answers "partial" (no session), the second
  * completes it.
  */
-import { ApiError, uniqueViolationAnswer, unprocessable } from "../api/errors.ts";
+import { AuthError, invalid, uniqueViolationAnswer } from "../auth/errors.ts";
 import { checkPasswordStrength } from "../auth/passwords.ts";
 import { type OneTimeTokenRow, otpInvalid } from "../auth/otp.ts";
 import { confirmAddressNow, isUnproven, signupClaimOf } from "../auth/confirm.ts";
@@ -103,7 +103,7 @@ export async function verifyEmailToken(
   if (setsPassword && opts.password !== undefined && opts.password !== "") {
     checkPasswordStrength(s.config, opts.password);
   } else if (type === "signup" && opts.passwordRequired && !owner.encrypted_password) {
-    throw unprocessable("password is required to confirm a sign-up without a password");
+    throw invalid("password is required to confirm a sign-up without a password");
   }
   const token = cred.kind === "link"
     ? await s.otp.verifyLink(ACCEPTS[type], cred.token)
@@ -112,7 +112,7 @@ export async function verifyEmailToken(
   if (!user) throw otpInvalid();
   const now = s.clock.now();
   if (user.banned_until && new Date(user.banned_until) > now) {
-    throw new ApiError(403, "user_banned", "User is banned");
+    throw new AuthError("user_banned", "User is banned");
   }
   const linkType = LINK_TYPE[token.token_type] ?? type;
   const firstConfirmation = !user.email_confirmed_at;
@@ -190,8 +190,7 @@ async function applyEmailChange(
   }
   const taken = await s.users.findByEmail(newEmail);
   if (taken && taken.id !== user.id) {
-    throw new ApiError(
-      422,
+    throw new AuthError(
       "email_exists",
       "A user with this email address has already been registered",
     );

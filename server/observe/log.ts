@@ -40,6 +40,20 @@ export function redact(v: unknown, depth = 0): unknown {
   return out;
 }
 
+/**
+ * `Name: message`, followed by its causes (`<- Name: message`, at most five),
+ * so a log line shows what went wrong underneath.
+ */
+export function describeError(err: unknown): string {
+  const parts: string[] = [];
+  let e: unknown = err;
+  for (let i = 0; i < 6 && e !== undefined; i++) {
+    parts.push(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return parts.join(" <- ");
+}
+
 /** Where log lines go. */
 export type LogSink = (line: string) => void;
 

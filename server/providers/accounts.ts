@@ -11,7 +11,7 @@
  * confirms it by the one rule of auth/confirm.ts first: the provider proved
  * ownership, the squatter's password, identities and sessions must not survive.
  */
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "../auth/errors.ts";
 import type { ProviderName } from "../config.ts";
 import { isUniqueViolation, type Queryable } from "../db/db.ts";
 import { confirmAddress, confirmDepsOf } from "../auth/confirm.ts";
@@ -61,7 +61,7 @@ export function identityData(u: ProviderUser): Record<string, unknown> {
 /** 403 user_banned while the user is banned. */
 export function bannedCheck(s: Services, user: UserRow): void {
   if (user.banned_until && new Date(user.banned_until) > s.clock.now()) {
-    throw new ApiError(403, "user_banned", "User is banned");
+    throw new AuthError("user_banned", "User is banned");
   }
 }
 
@@ -107,7 +107,7 @@ async function ownersOf(s: Services, emails: string[], q: Queryable): Promise<st
  * Finds or creates the user of a provider sign-in (in one transaction, tried
  * again once when a concurrent sign-in committed the same rows first).
  *
- * @throws {ApiError} 422 signup_disabled, provider_email_needs_verification
+ * @throws {AuthError} signup_disabled, provider_email_needs_verification
  *   (no address, or an unverified one), email_exists; 403 user_banned
  */
 export async function signInUser(
@@ -117,8 +117,7 @@ export async function signInUser(
   opts: { emailOptional: boolean; ip: string; redirectTo?: string },
 ): Promise<AccountOutcome> {
   if (pu.emails.length === 0 && !opts.emailOptional) {
-    throw new ApiError(
-      422,
+    throw new AuthError(
       "provider_email_needs_verification",
       `Error getting user email from external provider: ${provider} did not share an e-mail address`,
     );
@@ -137,8 +136,7 @@ export async function signInUser(
       outcome = await s.db.transaction(decide);
     } catch (e2) {
       if (!isUniqueViolation(e2)) throw e2;
-      throw new ApiError(
-        422,
+      throw new AuthError(
         "email_exists",
         "A user with this email address has already been registered",
       );
@@ -163,8 +161,7 @@ export async function signInUser(
         });
       }
     }
-    throw new ApiError(
-      422,
+    throw new AuthError(
       "provider_email_needs_verification",
       sent
         ? `Unverified email with ${provider}. A confirmation email has been sent to your ${provider} email`
@@ -186,7 +183,7 @@ async function decideAccount(
   const existing = await findIdentity(s, provider, pu.id, tx);
   if (existing) {
     const user = await s.users.findById(existing.user_id, tx);
-    if (!user) throw new ApiError(404, "user_not_found", "User not found");
+    if (!user) throw new AuthError("user_not_found", "User not found");
     bannedCheck(s, user);
     await s.users.lockProfile(user.id, tx); // the user row before its identity (lock order)
     await touchIdentity(s, existing.id, data, tx);
@@ -227,15 +224,14 @@ async function decideAccount(
   if (verified.length) {
     const owners = [...new Set(await ownersOf(s, verified, tx))];
     if (owners.length > 1) {
-      throw new ApiError(
-        422,
+      throw new AuthError(
         "email_exists",
         "Multiple accounts with the same email address exist; sign in to one and link the others",
       );
     }
     if (owners.length === 1) {
       let user = await s.users.findById(owners[0], tx);
-      if (!user) throw new ApiError(404, "user_not_found", "User not found");
+      if (!user) throw new AuthError("user_not_found", "User not found");
       bannedCheck(s, user);
       await s.users.lockProfile(user.id, tx); // the user row before its identities (lock order)
       if (!user.email_confirmed_at && user.email) {
@@ -275,15 +271,14 @@ async function decideAccount(
   }
 
   if (s.config.disableSignup) {
-    throw new ApiError(422, "signup_disabled", "Signups not allowed for this instance");
+    throw new AuthError("signup_disabled", "Signups not allowed for this instance");
   }
   let email = candidate?.email.toLowerCase() ?? null;
   if (email && !candidate?.verified && await s.users.findByEmail(email, tx)) {
     // An unverified address that someone already has stays theirs. No user is made
     // without it either: one without an address could never sign in.
     if (!opts.emailOptional) {
-      throw new ApiError(
-        422,
+      throw new AuthError(
         "provider_email_needs_verification",
         `Unverified email with ${provider}. Verify the email with ${provider} in order to sign in`,
       );

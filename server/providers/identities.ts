@@ -4,7 +4,7 @@
  * a provider account belongs to one user only, the last identity stays, and
  * the user's address follows the identities that remain.
  */
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "../auth/errors.ts";
 import type { ProviderName } from "../config.ts";
 import { isUniqueViolation } from "../db/db.ts";
 import type { IdentityRow, UserRow } from "../auth/users.ts";
@@ -15,7 +15,7 @@ import type { ProviderUser } from "./types.ts";
 /**
  * Links a provider identity to a signed-in user (GET /user/identities/authorize).
  *
- * @throws {ApiError} identity_already_exists when the identity belongs to anyone already
+ * @throws {AuthError} identity_already_exists when the identity belongs to anyone already
  */
 export async function linkIdentity(
   s: Services,
@@ -27,13 +27,16 @@ export async function linkIdentity(
   const data = identityData(pu);
   return await s.db.transaction(async (tx) => {
     const target = await s.users.findById(userId, tx);
-    if (!target) throw new ApiError(422, "user_not_found", "Linking target user not found");
+    if (!target) {
+      throw new AuthError("user_not_found", "Linking target user not found", {
+        situation: "linking",
+      });
+    }
     bannedCheck(s, target);
     await s.users.lockProfile(target.id, tx); // the user row before its identities (lock order)
     const existing = await findIdentity(s, provider, pu.id, tx);
     if (existing) {
-      throw new ApiError(
-        422,
+      throw new AuthError(
         "identity_already_exists",
         existing.user_id === target.id
           ? "Identity is already linked"
@@ -51,7 +54,7 @@ export async function linkIdentity(
     } catch (e) {
       // A concurrent link of the same provider account committed first.
       if (isUniqueViolation(e)) {
-        throw new ApiError(422, "identity_already_exists", "Identity is already linked");
+        throw new AuthError("identity_already_exists", "Identity is already linked", { cause: e });
       }
       throw e;
     }
@@ -65,10 +68,10 @@ export async function linkIdentity(
         }, tx);
       } catch (e) {
         if (isUniqueViolation(e)) {
-          throw new ApiError(
-            400,
+          throw new AuthError(
             "email_exists",
             "A user with this email address has already been registered",
+            { situation: "linking", cause: e },
           );
         }
         throw e;
@@ -91,7 +94,7 @@ export async function linkIdentity(
  * last one. The user's address follows the remaining identities when it came
  * from the removed one, and app_metadata.providers is recomputed.
  *
- * @throws {ApiError} single_identity_not_deletable, identity_not_found,
+ * @throws {AuthError} single_identity_not_deletable, identity_not_found,
  *   email_conflict_identity_not_deletable
  */
 export async function unlinkIdentity(
@@ -104,14 +107,13 @@ export async function unlinkIdentity(
     await s.users.lockProfile(user.id, tx); // the user row before its identities (lock order)
     const identities = await s.users.listIdentities(user.id, tx);
     if (identities.length <= 1) {
-      throw new ApiError(
-        422,
+      throw new AuthError(
         "single_identity_not_deletable",
         "User must have at least 1 identity after unlinking",
       );
     }
     const identity = identities.find((i) => i.id === identityId);
-    if (!identity) throw new ApiError(422, "identity_not_found", "Identity doesn't exist");
+    if (!identity) throw new AuthError("identity_not_found", "Identity doesn't exist");
     await tx.query(`DELETE FROM ${s.users.identities} WHERE id = $1`, [identity.id]);
     const rest = identities.filter((i) => i.id !== identity.id);
     const fields: Record<string, unknown> = {};
@@ -133,10 +135,10 @@ export async function unlinkIdentity(
       updated = await s.users.update(user.id, fields, tx);
     } catch (e) {
       if (isUniqueViolation(e)) {
-        throw new ApiError(
-          422,
+        throw new AuthError(
           "email_conflict_identity_not_deletable",
           "Unable to unlink identity due to email conflict",
+          { cause: e },
         );
       }
       throw e;

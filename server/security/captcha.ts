@@ -11,8 +11,7 @@
  * that is not its JSON refuses the request.
  */
 import type { Config } from "../config.ts";
-import { ApiError } from "../api/errors.ts";
-import type { Body } from "../api/input.ts";
+import { AuthError } from "../auth/errors.ts";
 
 /** The documented siteverify endpoints. */
 export const SITEVERIFY_URLS = {
@@ -24,7 +23,7 @@ export const SITEVERIFY_URLS = {
  * The captcha token of a body: `captcha_token`, or where @supabase/auth-js
  * puts it, `gotrue_meta_security.captcha_token`.
  */
-export function captchaTokenOf(body: Body): string {
+export function captchaTokenOf(body: Record<string, unknown>): string {
   if (typeof body.captcha_token === "string" && body.captcha_token) return body.captcha_token;
   const meta = body.gotrue_meta_security;
   if (meta && typeof meta === "object" && !Array.isArray(meta)) {
@@ -34,19 +33,19 @@ export function captchaTokenOf(body: Body): string {
   return "";
 }
 
-function failed(msg: string): ApiError {
-  return new ApiError(400, "captcha_failed", msg);
+function failed(msg: string): AuthError {
+  return new AuthError("captcha_failed", msg);
 }
 
 /**
- * Verifies `token` with the configured provider; throws ApiError when it is
+ * Verifies `token` with the configured provider; throws AuthError when it is
  * missing or refused (400 captcha_failed) or the provider cannot be asked
  * (503 captcha_failed: fail closed).
  *
  * @param config the server's settings (security.captcha)
  * @param token the user's captcha token ("" when missing)
  * @param remoteIp the client IP, sent as `remoteip` when known
- * @throws {ApiError} when the request must be refused
+ * @throws {AuthError} when the request must be refused
  */
 export async function verifyCaptcha(
   config: Config,
@@ -60,9 +59,11 @@ export async function verifyCaptcha(
   const form = new URLSearchParams({ secret: cc.secret, response: token });
   if (remoteIp) form.set("remoteip", remoteIp);
   const name = cc.provider === "hcaptcha" ? "hCaptcha" : "Turnstile";
-  const unavailable = (why: string) =>
-    new ApiError(503, "captcha_failed", `Captcha verification failed: ${name} ${why}`, {}, {
-      "Retry-After": "5",
+  const unavailable = (why: string, cause?: unknown) =>
+    new AuthError("captcha_failed", `Captcha verification failed: ${name} ${why}`, {
+      situation: "upstream_failed",
+      retryAfterSec: 5,
+      cause,
     });
   let res: Response;
   try {
@@ -75,17 +76,17 @@ export async function verifyCaptcha(
   } catch (e) {
     const name = (e as Error)?.name;
     if (name === "TimeoutError" || name === "AbortError") {
-      throw unavailable(`did not answer within ${cc.timeoutSec} s`);
+      throw unavailable(`did not answer within ${cc.timeoutSec} s`, e);
     }
-    throw unavailable("could not be reached");
+    throw unavailable("could not be reached", e);
   }
   let answer: { success?: unknown; "error-codes"?: unknown };
   try {
     if (!res.ok) throw new Error(`status ${res.status}`);
     answer = await res.json();
-  } catch {
+  } catch (e) {
     await res.body?.cancel().catch(() => {});
-    throw unavailable(`answered with status ${res.status} and no verdict`);
+    throw unavailable(`answered with status ${res.status} and no verdict`, e);
   }
   if (answer?.success !== true) {
     const codes = Array.isArray(answer?.["error-codes"])

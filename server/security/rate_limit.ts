@@ -16,7 +16,7 @@
 import type { Config, Rate } from "../config.ts";
 import type { Clock } from "../auth/clock.ts";
 import type { Db } from "../db/db.ts";
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "../auth/errors.ts";
 
 /** The request limits, by name. */
 export type LimitName = "token" | "verify" | "otp" | "signup" | "anonymous";
@@ -108,12 +108,10 @@ export class RateLimiter {
 }
 
 /** The 429 GoTrue answers, with Retry-After. */
-export function overRequestRateLimit(retryAfterSec: number): ApiError {
-  return new ApiError(
-    429,
+export function overRequestRateLimit(retryAfterSec: number): AuthError {
+  return new AuthError(
     "over_request_rate_limit",
     `Request rate limit reached, try again in ${retryAfterSec} seconds`,
-    {},
-    { "Retry-After": String(retryAfterSec) },
+    { retryAfterSec },
   );
 }

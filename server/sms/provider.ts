@@ -1,16 +1,17 @@
 /**
  * What every SMS provider shares: the message it is asked to send, the
  * answer, the one HTTP call with a timeout, and how a gateway's refusal
- * becomes an `ApiError` (error_code `sms_send_failed`) the caller sees.
+ * becomes an `AuthError` (error_code `sms_send_failed`) the caller sees.
  *
- * Status codes of a failed send:
- * - 400: the provider refused the recipient (invalid, unreachable or barred number);
- * - 502: the provider refused our request otherwise (credentials, sender,
- *   its own failure) or could not be reached;
- * - 504: the provider did not answer within `SMS_TIMEOUT`.
+ * Situations of a failed send (api/errors.ts answers them 400, 502, 504):
+ * - recipient_refused: the provider refused the recipient (invalid,
+ *   unreachable or barred number);
+ * - upstream_failed: the provider refused our request otherwise (credentials,
+ *   sender, its own failure) or could not be reached;
+ * - upstream_timeout: the provider did not answer within `SMS_TIMEOUT`.
  * The provider's own message is always in `msg`; no secret ever is.
  */
-import { ApiError } from "../api/errors.ts";
+import { AuthError, type Situation } from "../auth/errors.ts";
 import type { SmsProviderName } from "../config.ts";
 
 /** One SMS to send. */
@@ -30,30 +31,44 @@ export interface SmsReceipt {
 /** A gateway that sends SMS. */
 export interface SmsProvider {
   readonly name: SmsProviderName;
-  /** Sends one message; throws `ApiError` (sms_send_failed) when the gateway refuses or fails. */
+  /** Sends one message; throws `AuthError` (sms_send_failed) when the gateway refuses or fails. */
   send(msg: SmsMessage): Promise<SmsReceipt>;
 }
 
-/** A failed send: an ApiError carrying the provider's name. */
-export class SmsSendError extends ApiError {
+/** A failed send: an AuthError carrying the provider's name. */
+export class SmsSendError extends AuthError {
   constructor(
-    status: 400 | 502 | 504,
+    situation: Extract<Situation, "recipient_refused" | "upstream_failed" | "upstream_timeout">,
     readonly provider: SmsProviderName,
     message: string,
+    options: ErrorOptions = {},
   ) {
-    super(status, "sms_send_failed", message);
+    super("sms_send_failed", message, { ...options, situation });
     this.name = "SmsSendError";
   }
 }
 
-/** The provider refused the recipient: a 400 with its message. */
+/** The provider refused the recipient, in its words. */
 export function recipientRefused(provider: SmsProviderName, detail: string): SmsSendError {
-  return new SmsSendError(400, provider, `Error sending SMS via ${provider}: ${detail}`);
+  return new SmsSendError(
+    "recipient_refused",
+    provider,
+    `Error sending SMS via ${provider}: ${detail}`,
+  );
 }
 
-/** The provider refused or failed for another reason: a 502 with its message. */
-export function gatewayFailed(provider: SmsProviderName, detail: string): SmsSendError {
-  return new SmsSendError(502, provider, `Error sending SMS via ${provider}: ${detail}`);
+/** The provider refused or failed for another reason, in its words. */
+export function gatewayFailed(
+  provider: SmsProviderName,
+  detail: string,
+  options: ErrorOptions = {},
+): SmsSendError {
+  return new SmsSendError(
+    "upstream_failed",
+    provider,
+    `Error sending SMS via ${provider}: ${detail}`,
+    options,
+  );
 }
 
 /** Renders `SMS_TEMPLATE`: every `{{ .Code }}` (spaces optional) becomes the code. */
@@ -74,7 +89,7 @@ export interface GatewayAnswer {
 
 /**
  * Makes the one HTTP call to a gateway with a timeout, and reads the body.
- * Network failures become 502, the timeout 504; the caller interprets the
+ * Network failures become upstream_failed, the timeout upstream_timeout; the caller interprets the
  * answer in the provider's terms.
  */
 export async function callGateway(
@@ -89,12 +104,15 @@ export async function callGateway(
   } catch (e) {
     if ((e as Error)?.name === "TimeoutError" || signal.aborted) {
       throw new SmsSendError(
-        504,
+        "upstream_timeout",
         provider,
         `Error sending SMS via ${provider}: the gateway did not answer within ${timeoutSec} s`,
+        { cause: e },
       );
     }
-    throw gatewayFailed(provider, `the gateway could not be reached (${(e as Error)?.name})`);
+    throw gatewayFailed(provider, `the gateway could not be reached (${(e as Error)?.name})`, {
+      cause: e,
+    });
   }
 }
 

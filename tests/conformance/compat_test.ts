@@ -3,14 +3,17 @@
  * - the conformance cases (collected from tests/conformance/*_test.ts without running them),
  * - GoTrue's error codes and the statuses it answers them with
  *   (gotrue_error_codes.json, read from supabase/auth at UPSTREAM_COMMIT),
- * - our ErrorCode table (server/api/errors.ts) and the statuses our code throws
- *   each with (read from the source with the TypeScript parser),
+ * - our ErrorCode union (server/auth/errors.ts) and the statuses our code answers
+ *   each with (the throw sites read from the source with the TypeScript parser,
+ *   their statuses from server/api/errors.ts),
  * - our routes (the running app's route table) against the endpoint list of compat_data.ts.
  *
  * The test fails when the committed file differs; `UPDATE_COMPAT=1 deno test -A
  * tests/conformance/compat_test.ts` rewrites it.
  */
 import ts from "typescript";
+import { AuthError, type ErrorCode, statusOf } from "../../server/api/errors.ts";
+import type { Situation } from "../../server/auth/errors.ts";
 import { startTestServer } from "../helpers/server.ts";
 import { assert, type CollectedCase, UPSTREAM_COMMIT } from "./_helpers.ts";
 import {
@@ -52,9 +55,11 @@ function serverFiles(dir = new URL("server/", ROOT)): URL[] {
 }
 
 /**
- * The statuses our code throws each error code with: ApiError(status, "code"),
+ * The statuses our code answers each error code with: ApiError(status, "code"),
  * super(status, "code"), badRequest/unprocessable/tooManyRequests, and
- * CallbackError(error, "code") (302: the provider callback's redirect).
+ * CallbackError(error, "code") (302: the provider callback's redirect); for
+ * AuthError("code", msg, { situation }), super("code", ...) and
+ * invalid(msg, situation), the status api/errors.ts gives it.
  */
 function ourStatuses(): Map<string, Set<number>> {
   const found = new Map<string, Set<number>>();
@@ -65,6 +70,18 @@ function ourStatuses(): Map<string, Set<number>> {
   const str = (n: ts.Node | undefined) =>
     n && (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) ? n.text : undefined;
   const num = (n: ts.Node | undefined) => n && ts.isNumericLiteral(n) ? Number(n.text) : undefined;
+  /** The literal `situation` member of an options object, if any. */
+  const situation = (n: ts.Node | undefined): Situation | undefined => {
+    if (!n || !ts.isObjectLiteralExpression(n)) return str(n) as Situation | undefined;
+    for (const p of n.properties) {
+      if (ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && p.name.text === "situation") {
+        return str(p.initializer) as Situation | undefined;
+      }
+    }
+    return undefined;
+  };
+  const mapped = (code: string, s?: Situation) =>
+    add(code, statusOf(new AuthError(code as ErrorCode, "", { situation: s })));
   for (const file of serverFiles()) {
     const text = Deno.readTextFileSync(file);
     const sf = ts.createSourceFile(file.pathname, text, ts.ScriptTarget.Latest, true);
@@ -79,6 +96,10 @@ function ourStatuses(): Map<string, Set<number>> {
         const args = node.arguments ?? ts.factory.createNodeArray();
         if ((name === "ApiError" || name === "super") && num(args[0]) && str(args[1])) {
           add(str(args[1])!, num(args[0])!);
+        } else if ((name === "AuthError" || name === "super") && str(args[0])) {
+          mapped(str(args[0])!, situation(args[2]));
+        } else if (name === "invalid" && args.length >= 1) {
+          mapped("validation_failed", situation(args[1]));
         } else if (name === "badRequest" || name === "unprocessable") {
           const status = name === "badRequest" ? 400 : 422;
           add(str(args[1]) ?? (args.length < 2 ? "validation_failed" : ""), status);
@@ -96,9 +117,9 @@ function ourStatuses(): Map<string, Set<number>> {
   return found;
 }
 
-/** The members of the ErrorCode union of server/api/errors.ts. */
+/** The members of the ErrorCode union of server/auth/errors.ts. */
 function ourCodes(): string[] {
-  const text = Deno.readTextFileSync(new URL("server/api/errors.ts", ROOT));
+  const text = Deno.readTextFileSync(new URL("server/auth/errors.ts", ROOT));
   const union = text.slice(
     text.indexOf("export type ErrorCode"),
     text.indexOf(";", text.indexOf("export type ErrorCode")),
@@ -239,7 +260,7 @@ ${endpointRows.join("\n")}
 ## Error codes
 
 Every \`error_code\` GoTrue defines (\`internal/api/apierrors/errorcode.go\`) and every one ours
-declares (\`server/api/errors.ts\`), with the HTTP statuses each is answered with: GoTrue's read
+declares (\`server/auth/errors.ts\`), with the HTTP statuses each is answered with: GoTrue's read
 from its source at \`${gotrue.commit}\`, ours from the statuses our code throws it with (302: in the
 redirect of a provider callback). "—": never answered.
 

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { jose } from "../../../deps.ts";
 import { readConfig } from "../../../server/config.ts";
 import { JwtService } from "../../../server/auth/jwt.ts";
-import { ApiError } from "../../../server/api/errors.ts";
+import { AuthError, statusOf } from "../../../server/api/errors.ts";
 import { BASE_ENV, startTestServer, TEST_JWT_SECRET } from "../../helpers/server.ts";
 import { signUpSession } from "./_helpers.ts";
 import { uniqueEmail } from "../../helpers/http.ts";
@@ -25,8 +25,8 @@ const now = () => Math.floor(Date.now() / 1000);
 
 async function refused(p: Promise<unknown>, why: RegExp) {
   await assert.rejects(p, (e: unknown) => {
-    assert.ok(e instanceof ApiError);
-    assert.equal(e.status, 403);
+    assert.ok(e instanceof AuthError);
+    assert.equal(statusOf(e), 403);
     assert.equal(e.errorCode, "bad_jwt");
     assert.match(e.message, why);
     return true;

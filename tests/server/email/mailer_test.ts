@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { statusOf } from "../../../server/api/errors.ts";
 import { startTestServer } from "../../helpers/server.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
 
@@ -111,7 +112,7 @@ Deno.test("mailer: SMTP refusing is a 500 naming the mail, and does not count ag
       vars: {},
       intervalSec: 60,
     }).catch((e) => e);
-    assert.equal(err.status, 500);
+    assert.equal(statusOf(err), 500);
     assert.equal(err.errorCode, "email_send_failed");
     assert.equal(err.message, "Error sending invite email");
     smtp.mode = "accept";
@@ -159,7 +160,7 @@ Deno.test("mailer: a stalled mail server is a 500 after SMTP_TIMEOUT, not a hung
       vars: {},
     })
       .catch((e) => e);
-    assert.equal(err.status, 500);
+    assert.equal(statusOf(err), 500);
     assert.equal(err.message, "Error sending magic link email");
     smtp.mode = "accept";
     await srv.services.mailer.send({ kind: "magic_link", to: "s@example.com", vars: {} });

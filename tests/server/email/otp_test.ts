@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { errorResponse, statusOf } from "../../../server/api/errors.ts";
 import { startTestServer } from "../../helpers/server.ts";
 import type { Clock } from "../../../server/auth/clock.ts";
 
@@ -109,9 +110,9 @@ Deno.test("send limits: per recipient interval and hourly cap, failed sends do n
       await assert.rejects(sl.send(req, () => Promise.reject(new Error("smtp down"))), /smtp down/);
       assert.equal(await sl.send(req, () => Promise.resolve(1)), 1);
       const err = await sl.send(req, () => Promise.resolve(2)).catch((e) => e);
-      assert.equal(err.status, 429);
+      assert.equal(statusOf(err), 429);
       assert.equal(err.errorCode, "over_email_send_rate_limit");
-      assert.equal(err.headers["Retry-After"], "60");
+      assert.equal(errorResponse(err).headers.get("Retry-After"), "60");
       // another kind to the same address is its own slot
       await sl.send({ ...req, kind: "recovery" }, () => Promise.resolve(3));
       clock.t += 61_000;
@@ -119,7 +120,7 @@ Deno.test("send limits: per recipient interval and hourly cap, failed sends do n
       // the hourly cap (3) is reached over all recipients
       const capped = await sl.send({ ...req, recipient: "b@x.io" }, () => Promise.resolve(5))
         .catch((e) => e);
-      assert.equal(capped.status, 429);
+      assert.equal(statusOf(capped), 429);
       assert.equal(capped.message, "Email rate limit exceeded");
       // SMS is counted apart
       await sl.send(

@@ -4,6 +4,7 @@
  * MAILER_AUTOCONFIRM, SMTP_USER / SMTP_PASS.
  */
 import assert from "node:assert/strict";
+import { statusOf } from "../../../server/api/errors.ts";
 import type { Clock } from "../../../server/auth/clock.ts";
 import { startTestServer } from "../../helpers/server.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
@@ -188,7 +189,7 @@ Deno.test("SMTP_USER / SMTP_PASS: the server authenticates to the mail server", 
       vars: {},
     })
       .catch((e) => e);
-    assert.equal(err.status, 500);
+    assert.equal(statusOf(err), 500);
     assert.equal(err.message, "Error sending magic link email");
     assert.ok(!bad.logs.join("\n").includes("wrong"), "the password is not logged");
   } finally {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { readConfig } from "../../../server/config.ts";
 import { createSmsProvider, renderSmsTemplate, SmsSendError } from "../../../server/sms/mod.ts";
+import { statusOf } from "../../../server/api/errors.ts";
 import { BASE_ENV } from "../../helpers/server.ts";
 import { SMS_FAKE_PROVIDERS, type SmsFake, startSmsFake } from "../../helpers/sms_fakes.ts";
 
@@ -47,19 +48,19 @@ for (const name of SMS_FAKE_PROVIDERS) {
       const msg = { to: "15551234567", text: "Your code is 123456" };
       fake.failWith("recipient", 1);
       const rec = await sendError(p.send(msg));
-      assert.equal(rec.status, 400);
+      assert.equal(statusOf(rec), 400);
       assert.equal(rec.errorCode, "sms_send_failed");
       assert.match(rec.message, new RegExp(`via ${name}: .+`));
       fake.failWith("auth", 1);
       const auth = await sendError(p.send(msg));
-      assert.equal(auth.status, 502);
+      assert.equal(statusOf(auth), 502);
       assert.match(
         auth.message,
         /Authenticate|incorrect access_key|Invalid login details|Bad Credentials/,
       );
       fake.failWith("server", 1);
       const srv = await sendError(p.send(msg));
-      assert.equal(srv.status, 502);
+      assert.equal(statusOf(srv), 502);
       assert.equal(fake.messages.length, 0);
       // after the failures, the next message goes out
       await p.send(msg);
@@ -81,7 +82,7 @@ for (const name of SMS_FAKE_PROVIDERS) {
       };
       const p = providerFor(fake, { [wrong[name]]: "not-the-secret" });
       const e = await sendError(p.send({ to: "15551234567", text: "Your code is 1234" }));
-      assert.equal(e.status, 502);
+      assert.equal(statusOf(e), 502);
       assert.ok(!e.message.includes("not-the-secret"), "the secret never appears in the error");
       assert.equal(fake.violations.length, 1);
       assert.equal(fake.messages.length, 0);
@@ -96,12 +97,12 @@ for (const name of SMS_FAKE_PROVIDERS) {
       const p = providerFor(fake);
       fake.hang();
       const slow = await sendError(p.send({ to: "15551234567", text: "Your code is 1234" }));
-      assert.equal(slow.status, 504);
+      assert.equal(statusOf(slow), 504);
       assert.match(slow.message, /did not answer within 1 s/);
       fake.resume();
       await fake.stop();
       const down = await sendError(p.send({ to: "15551234567", text: "Your code is 1234" }));
-      assert.equal(down.status, 502);
+      assert.equal(statusOf(down), 502);
       assert.match(down.message, /could not be reached/);
     } finally {
       await fake.close();
@@ -158,7 +159,7 @@ Deno.test("a gateway answering something that is not its API (an HTML error page
       AUTHSVC_SMS_MESSAGEBIRD_API_URL: `http://127.0.0.1:${html.addr.port}`,
     });
     const e = await sendError(p.send({ to: "15551234567", text: "Your code is 1234" }));
-    assert.equal(e.status, 502);
+    assert.equal(statusOf(e), 502);
     assert.match(e.message, /unexpected answer \(HTTP 503, not a JSON object\)/);
   } finally {
     await fake.close();

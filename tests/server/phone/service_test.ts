@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parsePhone } from "../../../server/auth/phone.ts";
-import { ApiError } from "../../../server/api/errors.ts";
+import { AuthError, statusOf } from "../../../server/api/errors.ts";
 import { withPhoneServer } from "./_helpers.ts";
 
 Deno.test("parsePhone: E.164 in, storage digits out; anything else is a 422 naming the field", () => {
@@ -10,8 +10,8 @@ Deno.test("parsePhone: E.164 in, storage digits out; anything else is a 422 nami
   assert.equal(parsePhone("15551234567"), "15551234567");
   for (const bad of ["+", "0123", "+1 555 abc", "1234567890123456", "++15551234567"]) {
     assert.throws(() => parsePhone(bad), (e: unknown) => {
-      assert.ok(e instanceof ApiError);
-      assert.equal(e.status, 422);
+      assert.ok(e instanceof AuthError);
+      assert.equal(statusOf(e), 422);
       assert.match(e.message, /phone number format \(E\.164 required\)/);
       return true;
     });
@@ -112,18 +112,18 @@ Deno.test("SMS_MAX_FREQUENCY per number and RATE_LIMIT_SMS_SENT overall: 429 ove
     const a = await s.users.create({ phone: "15551230004" });
     await s.sms.sendUserCode(a, "sms");
     const e1 = await s.sms.sendUserCode(a, "sms").catch((e) => e);
-    assert.ok(e1 instanceof ApiError);
-    assert.equal(e1.status, 429);
+    assert.ok(e1 instanceof AuthError);
+    assert.equal(statusOf(e1), 429);
     assert.equal(e1.errorCode, "over_sms_send_rate_limit");
-    assert.ok(Number(e1.headers["Retry-After"]) > 0);
+    assert.ok(e1.retryAfterSec! > 0);
     clock.advance(31);
     await s.sms.sendUserCode(a, "sms");
     const b = await s.users.create({ phone: "15551230005" });
     await s.sms.sendUserCode(b, "sms");
     const c = await s.users.create({ phone: "15551230006" });
     const e2 = await s.sms.sendUserCode(c, "sms").catch((e) => e);
-    assert.ok(e2 instanceof ApiError);
-    assert.equal(e2.status, 429);
+    assert.ok(e2 instanceof AuthError);
+    assert.equal(statusOf(e2), 429);
     assert.equal(e2.errorCode, "over_sms_send_rate_limit");
     assert.equal(sms.messages.length, 3);
     // the code of the refused send was never issued: the earlier one still works
@@ -140,13 +140,13 @@ Deno.test("gateway down: the previous code keeps working and nothing is counted"
     clock.advance(61);
     sms.hang();
     const e = await s.sms.sendUserCode(user, "sms").catch((e) => e);
-    assert.ok(e instanceof ApiError);
-    assert.equal(e.status, 504);
+    assert.ok(e instanceof AuthError);
+    assert.equal(statusOf(e), 504);
     assert.equal(e.errorCode, "sms_send_failed");
     sms.resume();
     await sms.stop();
     const down = await s.sms.sendUserCode(user, "sms").catch((e) => e);
-    assert.equal(down.status, 502);
+    assert.equal(statusOf(down), 502);
     const sent = await srv.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${srv.db.t("send_log")} WHERE channel = 'sms'`,
     );
@@ -164,7 +164,7 @@ Deno.test("sendCode (for MFA phone factors) returns the code it texted", async (
     assert.equal(sms.lastCode("15551230008"), r.code);
     const again = await srv.services.sms.sendCode({ phone: "15551230008", kind: "mfa_challenge" })
       .catch((e) => e);
-    assert.equal(again.status, 429);
+    assert.equal(statusOf(again), 429);
   });
 });
 

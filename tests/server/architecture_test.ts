@@ -1,0 +1,143 @@
+/**
+ * The direction of the imports under server/ (docs/architecture.md): a
+ * request goes api → domain (auth, mail, sms, providers) → store → db, and no
+ * import runs the other way. Reads the source with the TypeScript parser;
+ * needs no database.
+ */
+import assert from "node:assert/strict";
+import ts from "typescript";
+
+const ROOT = new URL("../../", import.meta.url);
+const SERVER = new URL("server/", ROOT);
+
+/** The domain: knows nothing of HTTP. */
+const DOMAIN = ["auth/", "mail/", "sms/", "providers/"];
+/** Also kept free of server/api/, but for the HTTP middleware they define. */
+const SUPPORT = ["security/", "observe/"];
+const MIDDLEWARE = new Set(["security/middleware.ts", "observe/request.ts"]);
+
+interface Source {
+  /** Path under server/, e.g. "auth/sessions.ts". */
+  path: string;
+  /** Every module it imports (static, re-exported or dynamic), as paths under server/ when inside it. */
+  imports: string[];
+  /** Its string and template literals. */
+  literals: string[];
+}
+
+function sources(): Source[] {
+  const out: Source[] = [];
+  const walk = (dir: URL) => {
+    for (const e of Deno.readDirSync(dir)) {
+      const u = new URL(e.name + (e.isDirectory ? "/" : ""), dir);
+      if (e.isDirectory) walk(u);
+      else if (e.name.endsWith(".ts") && !e.name.endsWith(".d.ts")) out.push(read(u));
+    }
+  };
+  walk(SERVER);
+  return out;
+}
+
+function read(file: URL): Source {
+  const sf = ts.createSourceFile(
+    file.pathname,
+    Deno.readTextFileSync(file),
+    ts.ScriptTarget.Latest,
+    true,
+  );
+  const imports: string[] = [];
+  const literals: string[] = [];
+  const target = (spec: string) => {
+    if (!spec.startsWith(".")) return spec;
+    const abs = new URL(spec, file).pathname;
+    return abs.startsWith(SERVER.pathname) ? abs.slice(SERVER.pathname.length) : abs;
+  };
+  const visit = (n: ts.Node) => {
+    if (
+      (ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier &&
+      ts.isStringLiteral(n.moduleSpecifier)
+    ) {
+      imports.push(target(n.moduleSpecifier.text));
+    } else if (
+      ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      n.arguments[0] && ts.isStringLiteralLike(n.arguments[0])
+    ) {
+      imports.push(target(n.arguments[0].text));
+    } else if (ts.isStringLiteralLike(n)) {
+      literals.push(n.text);
+    } else if (ts.isTemplateExpression(n)) {
+      literals.push([n.head.text, ...n.templateSpans.map((s) => s.literal.text)].join(" "));
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return { path: file.pathname.slice(SERVER.pathname.length), imports, literals };
+}
+
+const SQL = /\b(SELECT\b[\s\S]*\bFROM|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM)\b/;
+
+const all = sources();
+
+Deno.test("the scan sees the tree: files, imports and SQL", () => {
+  assert.ok(all.length > 50, `read ${all.length} files under server/`);
+  const sessions = all.find((s) => s.path === "auth/sessions.ts");
+  assert.ok(sessions, "auth/sessions.ts is scanned");
+  assert.ok(sessions.imports.includes("auth/errors.ts"), "relative imports resolve");
+  assert.ok(
+    all.some((s) => s.literals.some((l) => SQL.test(l))),
+    "the SQL pattern finds the queries of the store",
+  );
+});
+
+Deno.test("no file of the domain (auth, mail, sms, providers) imports server/api/", () => {
+  const wrong = all
+    .filter((s) => DOMAIN.some((d) => s.path.startsWith(d)))
+    .flatMap((s) => s.imports.filter((i) => i.startsWith("api/")).map((i) => `${s.path} → ${i}`));
+  assert.deepEqual(wrong, [], "the domain throws AuthError; server/api/ maps it to HTTP");
+});
+
+Deno.test("nor does it reach server/api/ through the modules it imports", () => {
+  const byPath = new Map(all.map((s) => [s.path, s]));
+  const wrong: string[] = [];
+  for (const start of all.filter((s) => DOMAIN.some((d) => s.path.startsWith(d)))) {
+    const seen = new Set<string>();
+    const path: string[] = [];
+    const reach = (p: string): boolean => {
+      if (p.startsWith("api/")) return true;
+      if (seen.has(p)) return false;
+      seen.add(p);
+      for (const i of byPath.get(p)?.imports ?? []) {
+        path.push(i);
+        if (reach(i)) return true;
+        path.pop();
+      }
+      return false;
+    };
+    if (reach(start.path)) wrong.push([start.path, ...path].join(" → "));
+  }
+  assert.deepEqual(wrong, []);
+});
+
+Deno.test("security/ and observe/ import server/api/ only from their HTTP middleware", () => {
+  const wrong = all
+    .filter((s) => SUPPORT.some((d) => s.path.startsWith(d)) && !MIDDLEWARE.has(s.path))
+    .flatMap((s) => s.imports.filter((i) => i.startsWith("api/")).map((i) => `${s.path} → ${i}`));
+  assert.deepEqual(wrong, []);
+});
+
+// Switched on when the SQL of server/api/ has moved to server/store/ (issue 20, item 2).
+Deno.test({
+  name: "no file of server/api/ imports server/db/ or holds SQL",
+  ignore: true,
+  fn() {
+    const api = all.filter((s) => s.path.startsWith("api/"));
+    assert.ok(api.length > 10);
+    const wrong = api.flatMap((s) => [
+      ...s.imports.filter((i) => i.startsWith("db/")).map((i) => `${s.path} imports ${i}`),
+      ...s.literals.filter((l) => SQL.test(l)).map((l) =>
+        `${s.path} holds SQL: ${l.replace(/\s+/g, " ").slice(0, 60)}`
+      ),
+    ]);
+    assert.deepEqual(wrong, [], "handlers call the domain; SQL lives in server/store/");
+  },
+});
