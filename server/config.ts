@@ -166,6 +166,12 @@ export interface Config {
       verifyUrl: string;
     };
   };
+  /** Session limits (auth/session_limits.ts); 0 seconds: no limit. */
+  sessions: {
+    timeboxSec: number;
+    inactivityTimeoutSec: number;
+    singlePerUser: boolean;
+  };
   rateLimit: {
     header: string;
     emailSent: Rate;
@@ -485,6 +491,20 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
         }),
         verifyUrl: r.url("SECURITY_CAPTCHA_VERIFY_URL", { doc: "siteverify URL override (tests)" }),
       },
+    },
+    sessions: {
+      timeboxSec: r.seconds("SESSIONS_TIMEBOX", {
+        default: 0,
+        doc: "a session cannot be refreshed this long after its sign-in (e.g. 24h); 0: no limit",
+      }),
+      inactivityTimeoutSec: r.seconds("SESSIONS_INACTIVITY_TIMEOUT", {
+        default: 0,
+        doc: "a session not refreshed for this long cannot be refreshed any more; 0: no limit",
+      }),
+      singlePerUser: r.bool("SESSIONS_SINGLE_PER_USER", {
+        doc:
+          "only a user's most recently active session can be refreshed; a new sign-in ends the others",
+      }),
     },
     rateLimit: {
       header: r.string("RATE_LIMIT_HEADER", {

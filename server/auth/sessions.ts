@@ -24,6 +24,11 @@ import type { Clock } from "./clock.ts";
 import { hmacBase64url, hmacKey, randomToken, sha256Hex } from "./crypto.ts";
 import type { JwtService } from "./jwt.ts";
 import { decideRefresh } from "./refresh_policy.ts";
+import {
+  sessionExpiredMessage,
+  sessionValidity,
+  supersededByNewerSession,
+} from "./session_limits.ts";
 import { type UserRow, type Users, userToJson } from "./users.ts";
 
 export type { AmrEntry, SessionRow } from "../store/sessions.ts";
@@ -231,6 +236,19 @@ export class Sessions {
         { token: rt, session, user, child, derivedChildHash: childHash, now },
         settings,
       );
+      if (decision !== "not_found" && decision !== "banned" && decision !== "expired") {
+        // SESSIONS_TIMEBOX, SESSIONS_INACTIVITY_TIMEOUT, SESSIONS_SINGLE_PER_USER, checked
+        // before reuse detection as GoTrue does (auth/session_limits.ts).
+        const limits = this.config.sessions;
+        const validity = sessionValidity(limits, session, now, rt!.updated_at);
+        if (validity !== "valid") return { error: "limit" as const, why: validity };
+        if (limits.singlePerUser) {
+          const others = await this.#store.listByUser(session.user_id, now, 1000, tx);
+          if (supersededByNewerSession(limits, session, others, now, rt!.updated_at)) {
+            return { error: "limit" as const, why: "superseded" as const };
+          }
+        }
+      }
       switch (decision) {
         case "not_found":
         case "banned":
@@ -257,6 +275,8 @@ export class Sessions {
         throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
       case "expired":
         throw new AuthError("session_expired", "Invalid Refresh Token: Session Expired");
+      case "limit":
+        throw new AuthError("session_expired", sessionExpiredMessage(outcome.why));
       case "reused":
         throw new RefreshTokenReusedError(
           outcome.session,
