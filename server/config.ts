@@ -150,6 +150,8 @@ export interface Config {
     minLength: number;
     /** Character sets; a password needs one character of each. */
     requiredCharacters: string[];
+    /** Leaked-password check against Have I Been Pwned's range API (auth/pwned.ts). */
+    hibp: { enabled: boolean; failClosed: boolean; userAgent: string; apiUrl: string };
   };
   security: {
     refreshTokenRotationEnabled: boolean;
@@ -456,6 +458,22 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
           doc: "character sets split by : (\\: is a literal colon)",
         }),
       ),
+      hibp: {
+        enabled: r.bool("PASSWORD_HIBP_ENABLED", {
+          doc: "refuse passwords found in Have I Been Pwned (weak_password, reason pwned)",
+        }),
+        failClosed: r.bool("PASSWORD_HIBP_FAIL_CLOSED", {
+          doc: "when the check cannot be made, refuse the request (500) instead of allowing it",
+        }),
+        userAgent: r.string("PASSWORD_HIBP_USER_AGENT", {
+          default: "https://github.com/supabase/gotrue",
+          doc: "User-Agent of the range API requests",
+        }),
+        apiUrl: r.url("PASSWORD_HIBP_API_URL", {
+          default: "https://api.pwnedpasswords.com",
+          doc: "base URL of the range API (GET {url}/range/{5 hex}); tests and mirrors",
+        }),
+      },
     },
     security: {
       refreshTokenRotationEnabled: r.bool("SECURITY_REFRESH_TOKEN_ROTATION_ENABLED", {

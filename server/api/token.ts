@@ -4,6 +4,7 @@
  * `pkce`). Built in: `password` (e-mail or phone) and `refresh_token`.
  */
 import type { Hono } from "../../deps.ts";
+import { weakPasswordInfo } from "../auth/pwned.ts";
 import { RefreshTokenReusedError } from "../auth/sessions.ts";
 import { normalizePhone, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
@@ -93,6 +94,9 @@ export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Re
     ip: clientIp(c),
     userAgent: c.req.header("user-agent"),
   });
+  // GoTrue's hint that the (correct) password no longer meets the policy (auth/pwned.ts).
+  const weak = await weakPasswordInfo(s, password);
+  if (weak) set.weak_password = weak;
   await s.audit.record({
     action: "login",
     actorId: user.id,
