@@ -10,6 +10,7 @@
  */
 import { parse as parseDotenv } from "../deps.ts";
 import { ConfigReader, type Rate, type SettingDoc } from "./config_reader.ts";
+import { type HooksConfig, readHookSettings } from "./auth/hook_settings.ts";
 
 export type { Rate, SettingDoc };
 
@@ -168,6 +169,8 @@ export interface Config {
       verifyUrl: string;
     };
   };
+  /** Auth hooks (auth/hooks.ts). */
+  hooks: HooksConfig;
   /** Session limits (auth/session_limits.ts); 0 seconds: no limit. */
   sessions: {
     timeboxSec: number;
@@ -510,6 +513,7 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
         verifyUrl: r.url("SECURITY_CAPTCHA_VERIFY_URL", { doc: "siteverify URL override (tests)" }),
       },
     },
+    hooks: readHookSettings(r),
     sessions: {
       timeboxSec: r.seconds("SESSIONS_TIMEBOX", {
         default: 0,

@@ -82,6 +82,12 @@ export class Sessions {
   readonly sessions: string;
   /** Lists a user's MFA factors for the user in token sets (set by buildServices). */
   factorsOf?: (userId: string, q: Queryable) => Promise<Record<string, unknown>[] | undefined>;
+  /** The custom access token hook, when enabled (auth/hooks.ts; set by buildServices). */
+  customizeClaims?: (
+    user: UserRow,
+    session: SessionRow,
+    claims: Record<string, unknown>,
+  ) => Promise<Record<string, unknown>>;
   #childKey: Promise<CryptoKey>;
   readonly #store: SessionStore;
   readonly #tokens: RefreshTokenStore;
@@ -180,7 +186,7 @@ export class Sessions {
   async accessToken(user: UserRow, session: SessionRow): Promise<{ token: string; exp: number }> {
     const iat = Math.floor(this.clock.now().getTime() / 1000);
     const exp = iat + this.config.jwt.exp;
-    const token = await this.jwt.sign({
+    let claims: Record<string, unknown> = {
       sub: user.id,
       aud: user.aud || this.config.jwt.aud,
       exp,
@@ -194,8 +200,10 @@ export class Sessions {
       amr: session.amr,
       session_id: session.id,
       is_anonymous: user.is_anonymous,
-    });
-    return { token, exp };
+    };
+    if (this.customizeClaims) claims = await this.customizeClaims(user, session, claims);
+    const token = await this.jwt.sign(claims);
+    return { token, exp: typeof claims.exp === "number" ? claims.exp : exp };
   }
 
   async findSession(id: string, q: Queryable = this.db): Promise<SessionRow | null> {

@@ -46,6 +46,8 @@ export interface MailRequest {
   vars: TemplateVars | (() => Promise<TemplateVars>);
   /** Seconds between two mails of this kind to this address (0: none). */
   intervalSec?: number;
+  /** The user the mail is about, when known (the send_email hook gets them). */
+  userId?: string;
 }
 
 /** A rendered message. */
@@ -76,6 +78,8 @@ export class Mailer {
   readonly timing = new AnswerTiming();
   /** Where log-only mails are kept for the console's development inbox (console/inbox.ts). */
   inbox: DevInbox | null = null;
+  /** The send_email auth hook, when enabled: it sends instead of SMTP (auth/hooks_install.ts). */
+  sendHook?: (req: MailRequest, to: string, vars: TemplateVars) => Promise<void>;
 
   constructor(
     readonly config: Config,
@@ -161,6 +165,7 @@ export class Mailer {
       { channel: "email", recipient: to, kind: req.kind, intervalSec: req.intervalSec ?? 0 },
       async () => {
         const vars = typeof req.vars === "function" ? await req.vars() : req.vars;
+        if (this.sendHook) return await this.sendHook(req, to, vars);
         const mail = await this.render(req.kind, vars);
         if (!this.#transport) {
           this.log.info("mail not sent (SMTP_HOST unset)", {
