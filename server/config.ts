@@ -11,6 +11,7 @@
 import { parse as parseDotenv } from "../deps.ts";
 import { ConfigReader, type Rate, type SettingDoc } from "./config_reader.ts";
 import { type HooksConfig, readHookSettings } from "./auth/hook_settings.ts";
+import { applyGoTrueAliases } from "./gotrue_aliases.ts";
 
 export type { Rate, SettingDoc };
 
@@ -260,6 +261,8 @@ export interface LoadedConfig {
   config: Config;
   deprecations: string[];
   docs: SettingDoc[];
+  /** GoTrue names read for ours (gotrue_aliases.ts), for the start-up log. */
+  aliases: string[];
 }
 
 function isJwkArray(v: unknown): string | null {
@@ -322,7 +325,8 @@ function readProviders(r: ConfigReader): Record<ProviderName, ProviderConfig> {
 }
 
 /** Reads a configuration from an environment map (already merged with `.env`). */
-export function readConfig(env: Record<string, string | undefined>): LoadedConfig {
+export function readConfig(given: Record<string, string | undefined>): LoadedConfig {
+  const { env, notes: aliases, from } = applyGoTrueAliases(given);
   const r = new ConfigReader(env);
   const otelEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (k.startsWith("OTEL_") && v) otelEnv[k] = v;
@@ -770,8 +774,14 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
   r.deprecated("API_ENDPOINT", "multi-instance mode is not supported");
   r.deprecated("MULTI_INSTANCE_MODE", "multi-instance mode is not supported");
 
-  if (r.problems.length) throw new ConfigError(r.problems);
-  return { config: deepFreeze(config), deprecations: r.deprecations, docs: r.docs };
+  if (r.problems.length) {
+    // A problem with a value given under GoTrue's name names that variable too.
+    throw new ConfigError(r.problems.map((p) => {
+      const name = /^[A-Z0-9_]+/.exec(p)?.[0] ?? "";
+      return from[name] ? p.replace(name, `${name} (set as ${from[name]})`) : p;
+    }));
+  }
+  return { config: deepFreeze(config), deprecations: r.deprecations, docs: r.docs, aliases };
 }
 
 /**

@@ -84,7 +84,7 @@ async function main(args: string[]): Promise<number> {
   let generated: GeneratedSecret | undefined;
   try {
     const env = await readEnvironment(envFile);
-    if (env.AUTHSVC_JWT_SECRET === undefined) {
+    if (env.AUTHSVC_JWT_SECRET === undefined && env.GOTRUE_JWT_SECRET === undefined) {
       // Never a secret anyone else knows: a random one of this installation's (jwt_secret.ts).
       generated = await ensureJwtSecret(env);
       env.AUTHSVC_JWT_SECRET = generated.secret;
@@ -98,7 +98,7 @@ async function main(args: string[]): Promise<number> {
     }
     throw e;
   }
-  const { config, deprecations } = loaded;
+  const { config, deprecations, aliases } = loaded;
   const log = new Logger(config.log.level, config.log.file ? fileSink(config.log.file) : undefined);
   log.info(
     config.db.url
@@ -108,6 +108,7 @@ async function main(args: string[]): Promise<number> {
   if (usingExample) log.info("no ./.env found: using the defaults of ./.env.example");
   if (generated) log.info(generated.note);
   for (const d of deprecations) log.warn(d);
+  for (const a of aliases) log.info(a);
 
   if (parsed.command === "migrate") {
     const db = await openDb({
