@@ -12,6 +12,7 @@ import { parse as parseDotenv } from "../deps.ts";
 import { ConfigReader, type Rate, type SettingDoc } from "./config_reader.ts";
 import { type HooksConfig, readHookSettings } from "./auth/hook_settings.ts";
 import { applyGoTrueAliases } from "./gotrue_aliases.ts";
+import { templateProblem } from "./mail/go_template.ts";
 
 export type { Rate, SettingDoc };
 
@@ -338,6 +339,8 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       default: DEFAULT_SUBJECTS[k],
       doc: `subject of the ${k.replaceAll("_", " ")} mail`,
     });
+    const why = templateProblem(subjects[k]);
+    if (why) r.problem(`${r.name(`MAILER_SUBJECTS_${k.toUpperCase()}`)}: ${why}`);
     templates[k] = r.string(`MAILER_TEMPLATES_${k.toUpperCase()}`, {
       doc: `URL of the HTML template of the ${k.replaceAll("_", " ")} mail`,
     });

@@ -32,6 +32,7 @@ import type { UserRow } from "../auth/users.ts";
 import type { Logger } from "../observe/log.ts";
 import { DEFAULT_BODIES, htmlToText, render, type TemplateVars } from "./templates.ts";
 import { AnswerTiming } from "./timing.ts";
+import { templateProblem } from "./go_template.ts";
 
 export type { TemplateVars };
 
@@ -136,6 +137,12 @@ export class Mailer {
         kind,
         error: e instanceof Error ? e.message : String(e),
       });
+    }
+    const why = body === null ? null : templateProblem(body);
+    if (why) {
+      // Refused when loaded: a template this server cannot render is never mailed raw.
+      this.log.error("mail template refused, using the default", { kind, url, error: why });
+      body = null;
     }
     // On failure keep serving the last good body, if any.
     if (body === null && hit?.body) body = hit.body;
