@@ -703,7 +703,7 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       prometheusHost: r.string("OTEL_EXPORTER_PROMETHEUS_HOST", {
         noPrefix: true,
         default: "0.0.0.0",
-        doc: "address of the Prometheus listener (path /)",
+        doc: "address of the Prometheus listener (paths / and /metrics)",
       }),
       prometheusPort: r.int("OTEL_EXPORTER_PROMETHEUS_PORT", {
         noPrefix: true,

@@ -9,6 +9,7 @@ import { migrate } from "./db/migrate.ts";
 import { createApp } from "./app.ts";
 import { fileSink, Logger } from "./observe/log.ts";
 import { NAME, VERSION } from "./version.ts";
+import { healthcheck, healthUrl } from "./healthcheck.ts";
 
 const HELP = `${NAME} ${VERSION}: GoTrue-compatible authentication server
 
@@ -18,6 +19,9 @@ Commands:
   serve      run the HTTP API (default); applies pending migrations first
   migrate    apply pending migrations and exit
   version    print the version and exit
+  healthcheck  GET this server's /health (PORT, AUTHSVC_API_HOST); exit 0 when it
+             answers 200, else 1 (container health checks without curl);
+             --url URL checks another address
 
 Options:
   --env-file PATH   read settings from PATH instead of ./.env (default; ./.env.example
@@ -26,9 +30,12 @@ Options:
 
 Settings (AUTHSVC_* variables) are documented in docs/settings.md.`;
 
-function parseArgs(args: string[]): { command: string; envFile: string; help: boolean } {
+function parseArgs(
+  args: string[],
+): { command: string; envFile: string; help: boolean; url: string } {
   let command = "serve";
   let envFile = "";
+  let url = "";
   let help = false;
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
@@ -37,10 +44,12 @@ function parseArgs(args: string[]): { command: string; envFile: string; help: bo
       envFile = args[++i] ?? "";
       if (!envFile) throw new Error("--env-file needs a path");
     } else if (a.startsWith("--env-file=")) envFile = a.slice("--env-file=".length);
-    else if (["serve", "migrate", "version"].includes(a)) command = a;
+    else if (a === "--url") url = args[++i] ?? "";
+    else if (a.startsWith("--url=")) url = a.slice("--url=".length);
+    else if (["serve", "migrate", "version", "healthcheck"].includes(a)) command = a;
     else throw new Error(`unknown argument "${a}" (see --help)`);
   }
-  return { command, envFile, help };
+  return { command, envFile, help, url };
 }
 
 async function main(args: string[]): Promise<number> {
@@ -79,6 +88,11 @@ async function main(args: string[]): Promise<number> {
       envFile = ".env.example";
       usingExample = true;
     }
+  }
+  if (parsed.command === "healthcheck") {
+    return await healthcheck(
+      parsed.url || healthUrl(await readEnvironment(envFile).catch(() => Deno.env.toObject())),
+    );
   }
   let loaded;
   let generated: GeneratedSecret | undefined;

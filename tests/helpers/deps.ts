@@ -8,3 +8,4 @@ import jsQRModule from "jsqr";
 export const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ??
   jsQRModule) as unknown as typeof jsQRModule.default;
 export { Webhook } from "standardwebhooks";
+export { parse as parseYaml } from "yaml";
