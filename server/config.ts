@@ -299,7 +299,10 @@ function readProviders(r: ConfigReader): Record<ProviderName, ProviderConfig> {
     const enabled = r.bool(`${X}_ENABLED`, { doc: `enable sign-in with ${p}` });
     const pc: ProviderConfig = {
       enabled,
-      clientId: r.string(`${X}_CLIENT_ID`, { required: enabled, doc: `${p} client id` }),
+      clientId: r.string(`${X}_CLIENT_ID`, {
+        required: enabled,
+        doc: `${p} client id(s), comma-separated: docs/id_token.md`,
+      }),
       secret: r.string(`${X}_SECRET`, { required: enabled, doc: `${p} client secret` }),
       redirectUri: r.string(`${X}_REDIRECT_URI`, {
         required: enabled,
