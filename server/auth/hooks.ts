@@ -23,7 +23,7 @@
  */
 import { ApiError } from "../api/errors.ts";
 import type { Config } from "../config.ts";
-import type { Db } from "../db/db.ts";
+import type { Db, Queryable } from "../db/db.ts";
 import type { Logger } from "../observe/log.ts";
 import type { HookName, HookSettings } from "./hook_settings.ts";
 
@@ -122,6 +122,8 @@ export class Hooks {
     name: HookName,
     payload: Record<string, unknown>,
     ip = "",
+    /** The caller's open transaction: a pg-functions hook runs in it, as GoTrue's does. */
+    tx?: Queryable,
   ): Promise<HookOutput> {
     const point = this.config.hooks.points[name];
     const input = {
@@ -136,7 +138,7 @@ export class Hooks {
     const started = performance.now();
     try {
       const out = point.uri.toLowerCase().startsWith("pg-functions:")
-        ? await this.#pg(point, input)
+        ? await this.#pg(point, input, tx)
         : await this.#http(point, input);
       const err = errorOf(out);
       if (err) throw err;
@@ -152,23 +154,32 @@ export class Hooks {
     }
   }
 
-  async #pg(point: HookSettings, input: unknown): Promise<HookOutput> {
+  async #pg(point: HookSettings, input: unknown, outer?: Queryable): Promise<HookOutput> {
     const [, schema, fn] = new URL(point.uri).pathname.split("/");
     const ms = Math.max(1, Math.round(this.config.hooks.pgTimeoutSec * 1000));
+    const call = async (tx: Queryable) => {
+      // The hook's own statement_timeout, then the transaction's again (an outer one goes on).
+      const [before] = await tx.query<{ statement_timeout: string }>("SHOW statement_timeout");
+      await tx.query(`SET LOCAL statement_timeout = ${ms}`);
+      const [row] = await tx.query<{ out: unknown }>(
+        `SELECT "${schema}"."${fn}"($1::jsonb) AS out`,
+        [JSON.stringify(input)],
+      );
+      await tx.query("SELECT set_config('statement_timeout', $1, true)", [
+        before.statement_timeout,
+      ]);
+      return row;
+    };
     try {
-      return await this.db.transaction(async (tx) => {
-        await tx.query(`SET LOCAL statement_timeout = ${ms}`);
-        const [row] = await tx.query<{ out: unknown }>(
-          `SELECT "${schema}"."${fn}"($1::jsonb) AS out`,
-          [JSON.stringify(input)],
-        );
-        const out = typeof row?.out === "string" ? JSON.parse(row.out) : row?.out;
-        if (out === null || out === undefined) return null;
-        if (typeof out !== "object" || Array.isArray(out)) {
-          throw hookFailed("Hook function returned something other than a JSON object");
-        }
-        return out as Record<string, unknown>;
-      });
+      // In the caller's transaction when there is one: a second connection could wait on
+      // the locks it holds (and PGlite has only one connection).
+      const row = outer ? await call(outer) : await this.db.transaction(call);
+      const out = typeof row?.out === "string" ? JSON.parse(row.out) : row?.out;
+      if (out === null || out === undefined) return null;
+      if (typeof out !== "object" || Array.isArray(out)) {
+        throw hookFailed("Hook function returned something other than a JSON object");
+      }
+      return out as Record<string, unknown>;
     } catch (e) {
       if (e instanceof ApiError) throw e;
       const msg = e instanceof Error ? e.message : String(e);
@@ -325,12 +336,18 @@ export async function customizeClaims(
   userId: string,
   claims: Record<string, unknown>,
   authenticationMethod: string,
+  tx?: Queryable,
 ): Promise<Record<string, unknown>> {
-  const out = await hooks.invoke("custom_access_token", {
-    user_id: userId,
-    claims,
-    authentication_method: authenticationMethod,
-  });
+  const out = await hooks.invoke(
+    "custom_access_token",
+    {
+      user_id: userId,
+      claims,
+      authentication_method: authenticationMethod,
+    },
+    "",
+    tx,
+  );
   const next = out?.claims;
   if (!next || typeof next !== "object" || Array.isArray(next)) {
     throw hookFailed("output claims field is missing");

@@ -37,12 +37,13 @@ export { Hooks };
 export function installHooks(s: Services): void {
   const hooks = s.hooks;
   if (hooks.enabled("custom_access_token")) {
-    s.sessions.customizeClaims = (user, session, claims) =>
+    s.sessions.customizeClaims = (user, session, claims, tx) =>
       customizeClaims(
         hooks,
         user.id,
         claims,
         session.amr[session.amr.length - 1]?.method ?? "",
+        tx,
       );
   }
   if (hooks.enabled("send_email")) {

@@ -87,6 +87,7 @@ export class Sessions {
     user: UserRow,
     session: SessionRow,
     claims: Record<string, unknown>,
+    tx?: Queryable,
   ) => Promise<Record<string, unknown>>;
   #childKey: Promise<CryptoKey>;
   readonly #store: SessionStore;
@@ -169,7 +170,7 @@ export class Sessions {
     refreshToken: string,
     q: Queryable = this.db,
   ): Promise<TokenSet> {
-    const { token, exp } = await this.accessToken(user, session);
+    const { token, exp } = await this.accessToken(user, session, q === this.db ? undefined : q);
     const identities = await this.users.listIdentities(user.id, q);
     const factors = await this.factorsOf?.(user.id, q);
     return {
@@ -183,7 +184,12 @@ export class Sessions {
   }
 
   /** Signs an access token with the contract's claims. */
-  async accessToken(user: UserRow, session: SessionRow): Promise<{ token: string; exp: number }> {
+  async accessToken(
+    user: UserRow,
+    session: SessionRow,
+    /** The open transaction the token is issued in, if any (a pg-functions hook runs in it). */
+    tx?: Queryable,
+  ): Promise<{ token: string; exp: number }> {
     const iat = Math.floor(this.clock.now().getTime() / 1000);
     const exp = iat + this.config.jwt.exp;
     let claims: Record<string, unknown> = {
@@ -201,7 +207,7 @@ export class Sessions {
       session_id: session.id,
       is_anonymous: user.is_anonymous,
     };
-    if (this.customizeClaims) claims = await this.customizeClaims(user, session, claims);
+    if (this.customizeClaims) claims = await this.customizeClaims(user, session, claims, tx);
     const token = await this.jwt.sign(claims);
     return { token, exp: typeof claims.exp === "number" ? claims.exp : exp };
   }

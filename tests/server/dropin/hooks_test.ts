@@ -131,6 +131,10 @@ Deno.test("custom access token hook as a PostgreSQL function", async () => {
     assert.equal(c.plan, "pro");
     assert.equal(c.method, "password");
     assert.equal((await call(srv, "GET", "/user", undefined, bearer(s.access_token))).status, 200);
+    // a refresh signs inside its transaction: the function runs beside it
+    const refreshed = await refreshGrant(srv, s.refresh_token);
+    assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+    assert.equal(jose.decodeJwt(refreshed.body.access_token as string).plan, "pro");
   } finally {
     await srv.db.query(`DROP FUNCTION IF EXISTS public.${fn}(jsonb)`).catch(() => {});
     await srv.close();
