@@ -102,6 +102,8 @@ export const SITUATION_STATUS: Readonly<Record<Situation, Partial<Record<ErrorCo
   recipient_refused: { sms_send_failed: 400 },
   upstream_failed: { sms_send_failed: 502, captcha_failed: 503 },
   upstream_timeout: { sms_send_failed: 504 },
+  // GoTrue's answer to an MFA attempt the mfa_verification_attempt hook rejected.
+  hook: { mfa_verification_rejected: 403 },
 };
 
 /**

@@ -93,7 +93,8 @@ export type ErrorCode =
  * - `challenge`: an MFA verification naming a challenge that does not exist;
  * - `recipient_refused`: an outside gateway refused the recipient;
  * - `upstream_failed`: an outside service failed or could not be reached;
- * - `upstream_timeout`: an outside service did not answer in time.
+ * - `upstream_timeout`: an outside service did not answer in time;
+ * - `hook`: an auth hook rejected the attempt (auth/hooks.ts).
  */
 export type Situation =
   | "oauth"
@@ -101,7 +102,8 @@ export type Situation =
   | "challenge"
   | "recipient_refused"
   | "upstream_failed"
-  | "upstream_timeout";
+  | "upstream_timeout"
+  | "hook";
 
 /** What an AuthError carries besides its code and message. */
 export interface AuthErrorOptions extends ErrorOptions {

@@ -21,7 +21,7 @@
  * HMAC-SHA256 of "id.timestamp.body">`). An answer `{"error": {"http_code",
  * "message"}}` fails the request with that status and message.
  */
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Logger } from "../observe/log.ts";
@@ -81,21 +81,24 @@ export async function webhookSignature(
   return out.join(" ");
 }
 
-function hookFailed(message: string, status = 500): ApiError {
-  return new ApiError(status, "unexpected_failure", message);
+/** 500 unexpected_failure: the hook failed or answered something unusable. */
+function hookFailed(message: string): AuthError {
+  return new AuthError("unexpected_failure", message);
 }
 
 /** `{"error": {"http_code", "message"}}` in an answer becomes that error. */
-function errorOf(out: unknown): ApiError | null {
+function errorOf(out: unknown): AuthError | null {
   if (!out || typeof out !== "object") return null;
   const e = (out as { error?: unknown }).error;
   if (!e || typeof e !== "object") return null;
   const { http_code, message } = e as { http_code?: unknown; message?: unknown };
   if (typeof message !== "string" || message === "") return null;
-  const status = typeof http_code === "number" && http_code >= 400 && http_code <= 599
-    ? http_code
-    : 500;
-  return hookFailed(message, status);
+  // A 4xx the hook asks for is a refusal of the request (400); anything else a failure (500).
+  // GoTrue answers with the hook's own status; our errors carry codes, not statuses.
+  if (typeof http_code === "number" && http_code >= 400 && http_code < 500) {
+    return new AuthError("validation_failed", message, { situation: "oauth" });
+  }
+  return hookFailed(message);
 }
 
 /** Calls the configured hooks. */
@@ -115,7 +118,7 @@ export class Hooks {
   /**
    * Calls a hook with `payload` (metadata added) and returns its answer.
    *
-   * @throws {ApiError} the hook's own error; 422 hook_timeout; 500 when it
+   * @throws {AuthError} the hook's own error; 422 hook_timeout; 500 when it
    *   failed or answered something unusable
    */
   async invoke(
@@ -181,11 +184,10 @@ export class Hooks {
       }
       return out as Record<string, unknown>;
     } catch (e) {
-      if (e instanceof ApiError) throw e;
+      if (e instanceof AuthError) throw e;
       const msg = e instanceof Error ? e.message : String(e);
       if (/statement timeout/i.test(msg)) {
-        throw new ApiError(
-          422,
+        throw new AuthError(
           "hook_timeout",
           `Failed to reach hook within maximum time of ${this.config.hooks.pgTimeoutSec} seconds`,
         );
@@ -199,8 +201,7 @@ export class Hooks {
     const limitSec = this.config.hooks.httpTimeoutSec;
     const signal = AbortSignal.timeout(limitSec * 1000);
     const timeout = () =>
-      new ApiError(
-        422,
+      new AuthError(
         "hook_timeout",
         `Failed to reach hook within maximum time of ${limitSec} seconds`,
       );
@@ -224,8 +225,7 @@ export class Hooks {
       } catch (e) {
         if (signal.aborted) throw timeout();
         if (attempt < HTTP_ATTEMPTS) continue;
-        throw new ApiError(
-          422,
+        throw new AuthError(
           "hook_timeout_after_retry",
           `Failed to reach hook after maximum retries: ${
             e instanceof Error ? e.message.slice(0, 200) : e
@@ -262,8 +262,7 @@ export class Hooks {
     const type = (res.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
     if (type !== "application/json") {
       await res.body?.cancel();
-      throw new ApiError(
-        400,
+      throw new AuthError(
         "hook_payload_invalid_content_type",
         type
           ? `Invalid JSON response. Received content-type: ${type}`
@@ -279,8 +278,7 @@ export class Hooks {
       size += value.length;
       if (size > HOOK_RESPONSE_LIMIT) {
         await reader.cancel();
-        throw new ApiError(
-          422,
+        throw new AuthError(
           "hook_payload_over_size_limit",
           `Payload size exceeded size limit of ${HOOK_RESPONSE_LIMIT} bytes`,
         );
@@ -329,7 +327,7 @@ const REQUIRED_CLAIMS: [string, (v: unknown) => boolean][] = [
  * Runs the custom access token hook on `claims` and returns the claims to
  * sign; `iss` stays ours.
  *
- * @throws {ApiError} 500 when the answer has no `claims` or drops a required claim
+ * @throws {AuthError} 500 when the answer has no `claims` or drops a required claim
  */
 export async function customizeClaims(
   hooks: Hooks,

@@ -4,7 +4,7 @@
  * The password verification attempt is asked by the password grant itself
  * (`passwordAttempt` below), the send hooks by the mailer and SMS service.
  */
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "./errors.ts";
 import type { Services } from "../services.ts";
 import {
   attemptDecision,
@@ -88,7 +88,7 @@ export function installHooks(s: Services): void {
       if (!d.reject) return;
       // GoTrue signs the user out everywhere when the hook rejects an MFA attempt.
       await s.sessions.endAll(factor.user_id);
-      throw new ApiError(403, "mfa_verification_rejected", d.message);
+      throw new AuthError("mfa_verification_rejected", d.message, { situation: "hook" });
     };
   }
 }
@@ -112,5 +112,5 @@ export async function passwordAttempt(
   const d = attemptDecision(out, DEFAULT_PASSWORD_REJECTION);
   if (!d.reject) return;
   if (d.logout) await s.sessions.endAll(user.id);
-  throw new ApiError(400, "invalid_credentials", d.message);
+  throw new AuthError("invalid_credentials", d.message);
 }

@@ -167,7 +167,9 @@ export class MfaChallenges {
     if (!valid) {
       throw new AuthError(
         "mfa_verification_failed",
-        factor.factor_type === "totp" ? "Invalid TOTP code entered" : "Invalid MFA Phone code entered",
+        factor.factor_type === "totp"
+          ? "Invalid TOTP code entered"
+          : "Invalid MFA Phone code entered",
       );
     }
     return await this.db.transaction(async (tx) => {

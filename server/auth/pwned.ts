@@ -12,7 +12,7 @@
  * 422 `weak_password` and `weak_password.reasons` (`length`, `characters`,
  * `pwned`).
  */
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../observe/log.ts";
 import { checkPasswordStrength } from "./passwords.ts";
@@ -77,11 +77,11 @@ export async function checkPassword(
   password: string,
   fetchFn: typeof fetch = fetch,
 ): Promise<void> {
-  let weak: ApiError | null = null;
+  let weak: AuthError | null = null;
   try {
     checkPasswordStrength(s.config, password);
   } catch (e) {
-    if (!(e instanceof ApiError) || e.errorCode !== "weak_password") throw e;
+    if (!(e instanceof AuthError) || e.errorCode !== "weak_password") throw e;
     weak = e;
   }
   const hibp = s.config.password.hibp;
@@ -91,8 +91,7 @@ export async function checkPassword(
       pwned = await isPwned(hibp, password, fetchFn);
     } catch (e) {
       if (hibp.failClosed) {
-        throw new ApiError(
-          500,
+        throw new AuthError(
           "unexpected_failure",
           "Unable to perform password strength check with HaveIBeenPwned.org.",
         );
@@ -107,11 +106,11 @@ export async function checkPassword(
     return;
   }
   const reasons = [
-    ...((weak?.extra.weak_password as { reasons?: string[] } | undefined)?.reasons ?? []),
+    ...((weak?.details.weak_password as { reasons?: string[] } | undefined)?.reasons ?? []),
     "pwned",
   ];
   const message = weak ? `${weak.message} ${PWNED_MESSAGE}` : PWNED_MESSAGE;
-  throw new ApiError(422, "weak_password", message, { weak_password: { reasons } });
+  throw new AuthError("weak_password", message, { details: { weak_password: { reasons } } });
 }
 
 /**
@@ -133,8 +132,8 @@ export async function weakPasswordInfo(
     );
     return null;
   } catch (e) {
-    if (e instanceof ApiError && e.errorCode === "weak_password") {
-      const reasons = (e.extra.weak_password as { reasons?: string[] })?.reasons ?? [];
+    if (e instanceof AuthError && e.errorCode === "weak_password") {
+      const reasons = (e.details.weak_password as { reasons?: string[] })?.reasons ?? [];
       return { message: e.message, reasons };
     }
     return null;

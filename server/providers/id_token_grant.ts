@@ -12,7 +12,7 @@
  * one's issuer and key URL follow EXTERNAL_<X>_URL when set (self-hosted
  * realms, tests), as in the redirect flow.
  */
-import { ApiError } from "../api/errors.ts";
+import { AuthError } from "../auth/errors.ts";
 import type { Config, ProviderConfig, ProviderName } from "../config.ts";
 import { jose } from "../../deps.ts";
 import { verifyIdToken } from "./id_token.ts";
@@ -59,8 +59,9 @@ export function acceptedAudiences(settings: ProviderConfig): string[] {
   return settings.clientId.split(",").map((s) => s.trim()).filter(Boolean);
 }
 
-function invalid(message: string): ApiError {
-  return new ApiError(400, "validation_failed", message);
+/** 400 validation_failed: a refused grant (RFC 6749 section 5.2). */
+function invalid(message: string): AuthError {
+  return new AuthError("validation_failed", message, { situation: "oauth" });
 }
 
 /** Which provider the request means: `provider`, else the one whose issuer `issuer` is. */
@@ -101,7 +102,7 @@ export async function hashedNonce(nonce: string): Promise<string> {
  * Verifies the ID token of an id_token grant and maps its claims to a
  * provider user.
  *
- * @throws {ApiError} 400 validation_failed naming what was wrong,
+ * @throws {AuthError} 400 validation_failed naming what was wrong,
  *   400 provider_disabled for a provider that is not enabled
  */
 export async function verifyGrantIdToken(
@@ -112,7 +113,7 @@ export async function verifyGrantIdToken(
   const provider = resolveProvider(config, p);
   const settings = config.external.providers[provider];
   if (!settings.enabled) {
-    throw new ApiError(400, "provider_disabled", `Provider ${provider} is not enabled`);
+    throw new AuthError("provider_disabled", `Provider ${provider} is not enabled`);
   }
   const rules = idTokenRules(provider, settings);
   const audiences = acceptedAudiences(settings);

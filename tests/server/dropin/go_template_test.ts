@@ -8,7 +8,7 @@ import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
 import { ConfigError, readConfig } from "../../../server/config.ts";
 import { execute, parseTemplate, templateProblem } from "../../../server/mail/go_template.ts";
-import { call, email } from "../core/_util.ts";
+import { call, email } from "./_helpers.ts";
 
 const render = (t: string, vars: unknown) => execute(parseTemplate(t), vars, (s) => s);
 

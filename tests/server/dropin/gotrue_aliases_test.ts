@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { ConfigError, readConfig } from "../../../server/config.ts";
 import { startTestServer } from "../../helpers/server.ts";
 import { runServerCommand } from "../../helpers/process.ts";
-import { call, email } from "../core/_util.ts";
+import { call, email } from "./_helpers.ts";
 
 /** A GoTrue-style environment, as Supabase's self-hosting example has it. */
 const GOTRUE_ENV = {

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { type LocalIssuer, startLocalIssuer } from "../../helpers/id_token_issuer.ts";
 import { authJsClient } from "../../helpers/auth_js.ts";
-import { bearer, call, email, signUpSession } from "../core/_util.ts";
+import { bearer, call, email, signUpSession } from "./_helpers.ts";
 
 /** The user object of a token answer, as far as these tests read it. */
 interface ApiUser {

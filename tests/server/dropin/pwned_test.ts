@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { type HibpFake, startHibpFake } from "../../helpers/hibp_fake.ts";
-import { bearer, call, email, passwordGrant, signUpSession } from "../core/_util.ts";
+import { bearer, call, email, passwordGrant, signUpSession } from "./_helpers.ts";
 
 const LEAKED = "correct-horse-battery";
 const SHORT_LEAKED = "abc12";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { ConfigError, readConfig } from "../../../server/config.ts";
 import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
-import { email, passwordGrant, refreshGrant, signUpSession } from "../core/_util.ts";
+import { email, passwordGrant, refreshGrant, signUpSession } from "./_helpers.ts";
 
 /** A clock a test moves forward by hand. */
 function movableClock() {
