@@ -75,6 +75,11 @@ export function rawSettingsDoc(): string {
     "per the default window (`30`) or `count/duration` (`30/1h`). A missing or malformed setting",
     "stops the start with one line per problem naming the variable.",
     "",
+    "GoTrue's names work too, so an existing GoTrue `.env` runs unchanged: every `AUTHSVC_<NAME>` is",
+    "also read as `GOTRUE_<NAME>`, `LOG_LEVEL` as `GOTRUE_LOG_LEVEL`, and `AUTHSVC_API_EXTERNAL_URL`,",
+    "`AUTHSVC_DB_NAMESPACE`, `AUTHSVC_REQUEST_ID_HEADER` also under GoTrue's unprefixed names. When both",
+    "are set, the `AUTHSVC_` name wins. The start-up log names every GoTrue name used or overridden.",
+    "",
     "| Variable | Type | Default | Required | Meaning |",
     "|---|---|---|---|---|",
   ];

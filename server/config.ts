@@ -10,6 +10,9 @@
  */
 import { parse as parseDotenv } from "../deps.ts";
 import { ConfigReader, type Rate, type SettingDoc } from "./config_reader.ts";
+import { type HooksConfig, readHookSettings } from "./auth/hook_settings.ts";
+import { applyGoTrueAliases } from "./gotrue_aliases.ts";
+import { templateProblem } from "./mail/go_template.ts";
 
 export type { Rate, SettingDoc };
 
@@ -150,6 +153,8 @@ export interface Config {
     minLength: number;
     /** Character sets; a password needs one character of each. */
     requiredCharacters: string[];
+    /** Leaked-password check against Have I Been Pwned's range API (auth/pwned.ts). */
+    hibp: { enabled: boolean; failClosed: boolean; userAgent: string; apiUrl: string };
   };
   security: {
     refreshTokenRotationEnabled: boolean;
@@ -165,6 +170,14 @@ export interface Config {
       /** Base URL override of the siteverify endpoint (tests). */
       verifyUrl: string;
     };
+  };
+  /** Auth hooks (auth/hooks.ts). */
+  hooks: HooksConfig;
+  /** Session limits (auth/session_limits.ts); 0 seconds: no limit. */
+  sessions: {
+    timeboxSec: number;
+    inactivityTimeoutSec: number;
+    singlePerUser: boolean;
   };
   rateLimit: {
     header: string;
@@ -249,6 +262,8 @@ export interface LoadedConfig {
   config: Config;
   deprecations: string[];
   docs: SettingDoc[];
+  /** GoTrue names read for ours (gotrue_aliases.ts), for the start-up log. */
+  aliases: string[];
 }
 
 function isJwkArray(v: unknown): string | null {
@@ -284,7 +299,10 @@ function readProviders(r: ConfigReader): Record<ProviderName, ProviderConfig> {
     const enabled = r.bool(`${X}_ENABLED`, { doc: `enable sign-in with ${p}` });
     const pc: ProviderConfig = {
       enabled,
-      clientId: r.string(`${X}_CLIENT_ID`, { required: enabled, doc: `${p} client id` }),
+      clientId: r.string(`${X}_CLIENT_ID`, {
+        required: enabled,
+        doc: `${p} client id(s), comma-separated: docs/id_token.md`,
+      }),
       secret: r.string(`${X}_SECRET`, { required: enabled, doc: `${p} client secret` }),
       redirectUri: r.string(`${X}_REDIRECT_URI`, {
         required: enabled,
@@ -311,7 +329,8 @@ function readProviders(r: ConfigReader): Record<ProviderName, ProviderConfig> {
 }
 
 /** Reads a configuration from an environment map (already merged with `.env`). */
-export function readConfig(env: Record<string, string | undefined>): LoadedConfig {
+export function readConfig(given: Record<string, string | undefined>): LoadedConfig {
+  const { env, notes: aliases, from } = applyGoTrueAliases(given);
   const r = new ConfigReader(env);
   const otelEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (k.startsWith("OTEL_") && v) otelEnv[k] = v;
@@ -323,6 +342,8 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
       default: DEFAULT_SUBJECTS[k],
       doc: `subject of the ${k.replaceAll("_", " ")} mail`,
     });
+    const why = templateProblem(subjects[k]);
+    if (why) r.problem(`${r.name(`MAILER_SUBJECTS_${k.toUpperCase()}`)}: ${why}`);
     templates[k] = r.string(`MAILER_TEMPLATES_${k.toUpperCase()}`, {
       doc: `URL of the HTML template of the ${k.replaceAll("_", " ")} mail`,
     });
@@ -450,6 +471,22 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
           doc: "character sets split by : (\\: is a literal colon)",
         }),
       ),
+      hibp: {
+        enabled: r.bool("PASSWORD_HIBP_ENABLED", {
+          doc: "refuse passwords found in Have I Been Pwned (weak_password, reason pwned)",
+        }),
+        failClosed: r.bool("PASSWORD_HIBP_FAIL_CLOSED", {
+          doc: "when the check cannot be made, refuse the request (500) instead of allowing it",
+        }),
+        userAgent: r.string("PASSWORD_HIBP_USER_AGENT", {
+          default: "https://github.com/supabase/gotrue",
+          doc: "User-Agent of the range API requests",
+        }),
+        apiUrl: r.url("PASSWORD_HIBP_API_URL", {
+          default: "https://api.pwnedpasswords.com",
+          doc: "base URL of the range API (GET {url}/range/{5 hex}); tests and mirrors",
+        }),
+      },
     },
     security: {
       refreshTokenRotationEnabled: r.bool("SECURITY_REFRESH_TOKEN_ROTATION_ENABLED", {
@@ -485,6 +522,21 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
         }),
         verifyUrl: r.url("SECURITY_CAPTCHA_VERIFY_URL", { doc: "siteverify URL override (tests)" }),
       },
+    },
+    hooks: readHookSettings(r),
+    sessions: {
+      timeboxSec: r.seconds("SESSIONS_TIMEBOX", {
+        default: 0,
+        doc: "a session cannot be refreshed this long after its sign-in (e.g. 24h); 0: no limit",
+      }),
+      inactivityTimeoutSec: r.seconds("SESSIONS_INACTIVITY_TIMEOUT", {
+        default: 0,
+        doc: "a session not refreshed for this long cannot be refreshed any more; 0: no limit",
+      }),
+      singlePerUser: r.bool("SESSIONS_SINGLE_PER_USER", {
+        doc:
+          "only a user's most recently active session can be refreshed; a new sign-in ends the others",
+      }),
     },
     rateLimit: {
       header: r.string("RATE_LIMIT_HEADER", {
@@ -654,7 +706,7 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
       prometheusHost: r.string("OTEL_EXPORTER_PROMETHEUS_HOST", {
         noPrefix: true,
         default: "0.0.0.0",
-        doc: "address of the Prometheus listener (path /)",
+        doc: "address of the Prometheus listener (paths / and /metrics)",
       }),
       prometheusPort: r.int("OTEL_EXPORTER_PROMETHEUS_PORT", {
         noPrefix: true,
@@ -728,8 +780,14 @@ export function readConfig(env: Record<string, string | undefined>): LoadedConfi
   r.deprecated("API_ENDPOINT", "multi-instance mode is not supported");
   r.deprecated("MULTI_INSTANCE_MODE", "multi-instance mode is not supported");
 
-  if (r.problems.length) throw new ConfigError(r.problems);
-  return { config: deepFreeze(config), deprecations: r.deprecations, docs: r.docs };
+  if (r.problems.length) {
+    // A problem with a value given under GoTrue's name names that variable too.
+    throw new ConfigError(r.problems.map((p) => {
+      const name = /^[A-Z0-9_]+/.exec(p)?.[0] ?? "";
+      return from[name] ? p.replace(name, `${name} (set as ${from[name]})`) : p;
+    }));
+  }
+  return { config: deepFreeze(config), deprecations: r.deprecations, docs: r.docs, aliases };
 }
 
 /**

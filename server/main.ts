@@ -9,6 +9,7 @@ import { migrate } from "./db/migrate.ts";
 import { createApp } from "./app.ts";
 import { fileSink, Logger } from "./observe/log.ts";
 import { NAME, VERSION } from "./version.ts";
+import { healthcheck, healthUrl } from "./healthcheck.ts";
 
 const HELP = `${NAME} ${VERSION}: GoTrue-compatible authentication server
 
@@ -18,6 +19,9 @@ Commands:
   serve      run the HTTP API (default); applies pending migrations first
   migrate    apply pending migrations and exit
   version    print the version and exit
+  healthcheck  GET this server's /health (PORT, AUTHSVC_API_HOST); exit 0 when it
+             answers 200, else 1 (container health checks without curl);
+             --url URL checks another address
 
 Options:
   --env-file PATH   read settings from PATH instead of ./.env (default; ./.env.example
@@ -26,9 +30,12 @@ Options:
 
 Settings (AUTHSVC_* variables) are documented in docs/settings.md.`;
 
-function parseArgs(args: string[]): { command: string; envFile: string; help: boolean } {
+function parseArgs(
+  args: string[],
+): { command: string; envFile: string; help: boolean; url: string } {
   let command = "serve";
   let envFile = "";
+  let url = "";
   let help = false;
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
@@ -37,10 +44,12 @@ function parseArgs(args: string[]): { command: string; envFile: string; help: bo
       envFile = args[++i] ?? "";
       if (!envFile) throw new Error("--env-file needs a path");
     } else if (a.startsWith("--env-file=")) envFile = a.slice("--env-file=".length);
-    else if (["serve", "migrate", "version"].includes(a)) command = a;
+    else if (a === "--url") url = args[++i] ?? "";
+    else if (a.startsWith("--url=")) url = a.slice("--url=".length);
+    else if (["serve", "migrate", "version", "healthcheck"].includes(a)) command = a;
     else throw new Error(`unknown argument "${a}" (see --help)`);
   }
-  return { command, envFile, help };
+  return { command, envFile, help, url };
 }
 
 async function main(args: string[]): Promise<number> {
@@ -80,11 +89,16 @@ async function main(args: string[]): Promise<number> {
       usingExample = true;
     }
   }
+  if (parsed.command === "healthcheck") {
+    return await healthcheck(
+      parsed.url || healthUrl(await readEnvironment(envFile).catch(() => Deno.env.toObject())),
+    );
+  }
   let loaded;
   let generated: GeneratedSecret | undefined;
   try {
     const env = await readEnvironment(envFile);
-    if (env.AUTHSVC_JWT_SECRET === undefined) {
+    if (env.AUTHSVC_JWT_SECRET === undefined && env.GOTRUE_JWT_SECRET === undefined) {
       // Never a secret anyone else knows: a random one of this installation's (jwt_secret.ts).
       generated = await ensureJwtSecret(env);
       env.AUTHSVC_JWT_SECRET = generated.secret;
@@ -98,7 +112,7 @@ async function main(args: string[]): Promise<number> {
     }
     throw e;
   }
-  const { config, deprecations } = loaded;
+  const { config, deprecations, aliases } = loaded;
   const log = new Logger(config.log.level, config.log.file ? fileSink(config.log.file) : undefined);
   log.info(
     config.db.url
@@ -108,6 +122,7 @@ async function main(args: string[]): Promise<number> {
   if (usingExample) log.info("no ./.env found: using the defaults of ./.env.example");
   if (generated) log.info(generated.note);
   for (const d of deprecations) log.warn(d);
+  for (const a of aliases) log.info(a);
 
   if (parsed.command === "migrate") {
     const db = await openDb({

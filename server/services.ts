@@ -22,6 +22,7 @@ import { Mailer } from "./mail/mailer.ts";
 import { DevInbox } from "./console/inbox.ts";
 import { SmsService } from "./auth/phone.ts";
 import { configuredSmsProvider } from "./sms/mod.ts";
+import { Hooks, installHooks } from "./auth/hooks_install.ts";
 
 /** The services of one server. */
 export interface Services {
@@ -47,6 +48,8 @@ export interface Services {
   mailer: Mailer;
   /** SMS codes to phones: `sms.sendUserCode`, `sms.verify`, `sms.sendCode` for MFA (auth/phone.ts). */
   sms: SmsService;
+  /** Auth hooks (auth/hooks.ts). */
+  hooks: Hooks;
   /** Run at shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -94,8 +97,10 @@ export async function buildServices(
       sendLimits,
       configuredSmsProvider(config),
     ),
+    hooks: new Hooks(config, db, log),
     onClose: [],
   };
+  installHooks(s);
   s.onClose.push(() => passwords.close());
   s.onClose.push(() => s.mailer.close());
   // The console's development inbox: only where mails are not sent at all.

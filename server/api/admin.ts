@@ -5,7 +5,7 @@
  * it exists). Every call needs a role claim listed in JWT_ADMIN_ROLES.
  */
 import type { Hono } from "../../deps.ts";
-import { checkPasswordStrength } from "../auth/passwords.ts";
+import { checkPassword } from "../auth/pwned.ts";
 import { isUniqueViolation, type Queryable } from "../db/db.ts";
 import type { IdentityRow, LocalProvider, UserRow } from "../auth/users.ts";
 import { userToJson } from "../auth/users.ts";
@@ -99,7 +99,7 @@ async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: string
 async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams, actor: string) {
   // GoTrue checks the strength of a password an admin sets on an existing user
   // ("" included), not of one given at creation (the admin vouches for it).
-  if (p.passwordSent !== undefined) checkPasswordStrength(s.config, p.passwordSent);
+  if (p.passwordSent !== undefined) await checkPassword(s, p.passwordSent);
   const now = s.clock.now();
   const hash = p.passwordHash ?? (p.password ? await s.passwords.hash(p.password) : undefined);
   // The columns to write over a given state of the user row.

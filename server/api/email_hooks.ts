@@ -13,7 +13,7 @@
  */
 import type { Hono } from "../../deps.ts";
 import { exchangeAuthCode, readPkceParams, withFlowState } from "../auth/pkce.ts";
-import { checkPasswordStrength } from "../auth/passwords.ts";
+import { checkPassword } from "../auth/pwned.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
@@ -35,7 +35,7 @@ async function nonceStep(u: UserUpdate): Promise<void> {
   // The nonce is used up below, before the password step runs: refuse a
   // password that step would refuse first, so a typo does not cost the nonce
   // (a new one may be SMTP_MAX_FREQUENCY away).
-  if (u.password !== "") checkPasswordStrength(s.config, u.password);
+  if (u.password !== "") await checkPassword(s, u.password);
   if (
     u.password && user.encrypted_password &&
     await s.passwords.verify(u.password, user.encrypted_password)

@@ -36,6 +36,10 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   email_send_failed: 500,
   flow_state_expired: 400,
   flow_state_not_found: 404,
+  hook_payload_invalid_content_type: 400,
+  hook_payload_over_size_limit: 422,
+  hook_timeout: 422,
+  hook_timeout_after_retry: 422,
   identity_already_exists: 422,
   identity_not_found: 422,
   insufficient_aal: 403,
@@ -98,6 +102,8 @@ export const SITUATION_STATUS: Readonly<Record<Situation, Partial<Record<ErrorCo
   recipient_refused: { sms_send_failed: 400 },
   upstream_failed: { sms_send_failed: 502, captcha_failed: 503 },
   upstream_timeout: { sms_send_failed: 504 },
+  // GoTrue's answer to an MFA attempt the mfa_verification_attempt hook rejected.
+  hook: { mfa_verification_rejected: 403 },
 };
 
 /**

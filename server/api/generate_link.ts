@@ -15,7 +15,7 @@
 import type { Hono } from "../../deps.ts";
 import { isUniqueViolation } from "../db/db.ts";
 import type { SignupClaim } from "../auth/confirm.ts";
-import { checkPasswordStrength } from "../auth/passwords.ts";
+import { checkPassword } from "../auth/pwned.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { type UserRow, userToJson } from "../auth/users.ts";
 import { type EmailAction, generateActionLink } from "../mail/flows.ts";
@@ -51,7 +51,7 @@ async function signupUser(
 ): Promise<UserRow> {
   const existing = await s.users.findByEmail(email);
   if (existing?.email_confirmed_at) throw emailExists();
-  if (password !== undefined) checkPasswordStrength(s.config, password);
+  if (password !== undefined) await checkPassword(s, password);
   const hash = password ? await s.passwords.hash(password) : undefined;
   if (existing) {
     return await s.users.update(existing.id, {

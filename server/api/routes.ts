@@ -26,6 +26,7 @@ import { generateLinkRoutes } from "./generate_link.ts";
 import { reauthenticateRoutes } from "./reauthenticate.ts";
 import { emailHooks } from "./email_hooks.ts";
 import { samlRoutes } from "./saml.ts";
+import { idTokenRoutes } from "./id_token.ts";
 
 /** A function that adds one endpoint group's routes. */
 export type RouteGroup = (app: Hono<AppEnv>, s: Services) => void;
@@ -52,4 +53,5 @@ export const ROUTE_GROUPS: RouteGroup[] = [
   reauthenticateRoutes,
   samlRoutes,
   emailHooks,
+  idTokenRoutes,
 ];

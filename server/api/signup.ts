@@ -13,7 +13,7 @@
 import type { Hono } from "../../deps.ts";
 import { isUniqueViolation } from "../db/db.ts";
 import type { SignupClaim } from "../auth/confirm.ts";
-import { checkPasswordStrength } from "../auth/passwords.ts";
+import { checkPassword } from "../auth/pwned.ts";
 import { normalizePhone, type UserRow, userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
@@ -147,7 +147,7 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
       address = p;
     }
     if (!password) throw unprocessable("Signup requires a valid password: password is required");
-    checkPasswordStrength(cfg, password);
+    await checkPassword(s, password);
     const autoconfirm = channel === "email" ? cfg.mailer.autoconfirm : cfg.sms.autoconfirm;
     const redirectTo = redirectToParam(c, body);
 

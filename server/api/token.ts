@@ -4,6 +4,8 @@
  * `pkce`). Built in: `password` (e-mail or phone) and `refresh_token`.
  */
 import type { Hono } from "../../deps.ts";
+import { weakPasswordInfo } from "../auth/pwned.ts";
+import { passwordAttempt } from "../auth/hooks_install.ts";
 import { RefreshTokenReusedError } from "../auth/sessions.ts";
 import { normalizePhone, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
@@ -72,6 +74,7 @@ export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Re
   }
   const stored = user?.encrypted_password || DUMMY_HASH;
   const ok = await s.passwords.verify(password, stored);
+  if (user?.encrypted_password) await passwordAttempt(s, user, ok, clientIp(c)); // auth hook
   if (!user || !user.encrypted_password || !ok) throw invalidCredentials();
   const now = s.clock.now();
   if (user.banned_until && new Date(user.banned_until) > now) {
@@ -93,6 +96,9 @@ export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Re
     ip: clientIp(c),
     userAgent: c.req.header("user-agent"),
   });
+  // GoTrue's hint that the (correct) password no longer meets the policy (auth/pwned.ts).
+  const weak = await weakPasswordInfo(s, password);
+  if (weak) set.weak_password = weak;
   await s.audit.record({
     action: "login",
     actorId: user.id,

@@ -15,7 +15,7 @@
  * before anything is hashed.
  */
 import type { Hono } from "../../deps.ts";
-import { checkPasswordStrength } from "../auth/passwords.ts";
+import { checkPassword } from "../auth/pwned.ts";
 import type { UserFields, UserRow } from "../auth/users.ts";
 import { userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
@@ -106,7 +106,7 @@ async function passwordStep(u: UserUpdate): Promise<void> {
       "Updating password of an anonymous user without an email or phone is not allowed",
     );
   }
-  checkPasswordStrength(s.config, u.password);
+  await checkPassword(s, u.password);
   if (user.encrypted_password && await s.passwords.verify(u.password, user.encrypted_password)) {
     throw new ApiError(
       422,
@@ -154,7 +154,7 @@ export function userRoutes(app: Hono<AppEnv>, s: Services): void {
     const data = optObject(body, "data");
     const u0 = caller.user;
     if (u.password && !(u0.is_anonymous && !u0.email && !u0.phone && !body.email && !body.phone)) {
-      checkPasswordStrength(s.config, u.password);
+      await checkPassword(s, u.password);
     }
     for (const step of [...(steps.get(s) ?? []), dataStep, passwordStep]) await step(u);
     let user = caller.user;

@@ -26,6 +26,10 @@ export type ErrorCode =
   | "email_provider_disabled"
   | "flow_state_expired"
   | "flow_state_not_found"
+  | "hook_payload_invalid_content_type"
+  | "hook_payload_over_size_limit"
+  | "hook_timeout"
+  | "hook_timeout_after_retry"
   | "identity_already_exists"
   | "identity_not_found"
   | "insufficient_aal"
@@ -89,7 +93,8 @@ export type ErrorCode =
  * - `challenge`: an MFA verification naming a challenge that does not exist;
  * - `recipient_refused`: an outside gateway refused the recipient;
  * - `upstream_failed`: an outside service failed or could not be reached;
- * - `upstream_timeout`: an outside service did not answer in time.
+ * - `upstream_timeout`: an outside service did not answer in time;
+ * - `hook`: an auth hook rejected the attempt (auth/hooks.ts).
  */
 export type Situation =
   | "oauth"
@@ -97,7 +102,8 @@ export type Situation =
   | "challenge"
   | "recipient_refused"
   | "upstream_failed"
-  | "upstream_timeout";
+  | "upstream_timeout"
+  | "hook";
 
 /** What an AuthError carries besides its code and message. */
 export interface AuthErrorOptions extends ErrorOptions {

@@ -44,6 +44,8 @@ export interface Verified {
 
 /** Challenges of one database. */
 export class MfaChallenges {
+  /** Told of every checked code before it counts; may throw to reject (set by buildServices). */
+  onAttempt?: (factor: FactorRow, valid: boolean, ip: string) => Promise<void>;
   #codeKey: Promise<CryptoKey>;
   readonly #challenges: ChallengeStore;
   readonly #factors: FactorStore;
@@ -152,17 +154,23 @@ export class MfaChallenges {
       );
     }
     let step: number | null = null;
+    let valid: boolean;
     if (factor.factor_type === "totp") {
       step = await totpMatch(factor.secret ?? "", code, now.getTime() / 1000);
-      if (step === null) {
-        throw new AuthError("mfa_verification_failed", "Invalid TOTP code entered");
-      }
+      valid = step !== null;
     } else {
-      const ok = challenge.otp_code_hash !== null &&
+      valid = challenge.otp_code_hash !== null &&
         timingSafeEqual(challenge.otp_code_hash, await this.#codeHash(challenge.id, code));
-      if (!ok) {
-        throw new AuthError("mfa_verification_failed", "Invalid MFA Phone code entered");
-      }
+    }
+    // The MFA verification attempt hook may reject (auth/hooks_install.ts).
+    await this.onAttempt?.(factor, valid, ip);
+    if (!valid) {
+      throw new AuthError(
+        "mfa_verification_failed",
+        factor.factor_type === "totp"
+          ? "Invalid TOTP code entered"
+          : "Invalid MFA Phone code entered",
+      );
     }
     return await this.db.transaction(async (tx) => {
       await this.users.lockProfile(factor.user_id, tx); // the user row first

@@ -82,6 +82,8 @@ export class SmsService {
   readonly #tokens: string;
   /** How long codes take to send, imitated by answers that send none (mail/timing.ts). */
   readonly timing = new AnswerTiming();
+  /** The send_sms auth hook, when enabled: it sends instead of the gateway. */
+  sendHook?: (phone: string, code: string, kind: string) => Promise<void>;
 
   constructor(
     readonly config: Config,
@@ -120,8 +122,26 @@ export class SmsService {
     kind: string,
     intervalSec: number,
     what: string,
-    prepare: () => Promise<{ text: string; undo?: () => Promise<void> }>,
+    prepare: () => Promise<{ text: string; code: string; undo?: () => Promise<void> }>,
   ): Promise<SentSms> {
+    if (this.sendHook) {
+      // The send_sms auth hook sends instead of the gateway (auth/hooks_install.ts).
+      const hook = this.sendHook;
+      return await this.sendLimits.send(
+        { channel: "sms", recipient: phone, kind, intervalSec },
+        async () => {
+          const { code, undo } = await prepare();
+          try {
+            await hook(phone, code, what);
+          } catch (e) {
+            await undo?.().catch(() => {});
+            throw e;
+          }
+          this.events.emit("sms_sent", { provider: "hook" });
+          return { provider: "hook", messageId: "" };
+        },
+      );
+    }
     const gw = this.#gateway();
     return await this.sendLimits.send(
       { channel: "sms", recipient: phone, kind, intervalSec },
@@ -166,7 +186,7 @@ export class SmsService {
       o.kind ?? SMS_CODE_KIND,
       o.intervalSec ?? this.config.sms.maxFrequency,
       o.kind ?? "code",
-      () => Promise.resolve({ text: renderSmsTemplate(this.config.sms.template, code) }),
+      () => Promise.resolve({ text: renderSmsTemplate(this.config.sms.template, code), code }),
     );
     return { ...sent, code };
   }
@@ -203,6 +223,7 @@ export class SmsService {
       expiresAt = t.expiresAt;
       return {
         text: renderSmsTemplate(cfg.template, t.code),
+        code: t.code,
         undo: () => this.#restore(t.id, before),
       };
     });

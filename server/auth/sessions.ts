@@ -24,6 +24,11 @@ import type { Clock } from "./clock.ts";
 import { hmacBase64url, hmacKey, randomToken, sha256Hex } from "./crypto.ts";
 import type { JwtService } from "./jwt.ts";
 import { decideRefresh } from "./refresh_policy.ts";
+import {
+  sessionExpiredMessage,
+  sessionValidity,
+  supersededByNewerSession,
+} from "./session_limits.ts";
 import { type UserRow, type Users, userToJson } from "./users.ts";
 
 export type { AmrEntry, SessionRow } from "../store/sessions.ts";
@@ -77,6 +82,13 @@ export class Sessions {
   readonly sessions: string;
   /** Lists a user's MFA factors for the user in token sets (set by buildServices). */
   factorsOf?: (userId: string, q: Queryable) => Promise<Record<string, unknown>[] | undefined>;
+  /** The custom access token hook, when enabled (auth/hooks.ts; set by buildServices). */
+  customizeClaims?: (
+    user: UserRow,
+    session: SessionRow,
+    claims: Record<string, unknown>,
+    tx?: Queryable,
+  ) => Promise<Record<string, unknown>>;
   #childKey: Promise<CryptoKey>;
   readonly #store: SessionStore;
   readonly #tokens: RefreshTokenStore;
@@ -158,7 +170,7 @@ export class Sessions {
     refreshToken: string,
     q: Queryable = this.db,
   ): Promise<TokenSet> {
-    const { token, exp } = await this.accessToken(user, session);
+    const { token, exp } = await this.accessToken(user, session, q === this.db ? undefined : q);
     const identities = await this.users.listIdentities(user.id, q);
     const factors = await this.factorsOf?.(user.id, q);
     return {
@@ -172,10 +184,15 @@ export class Sessions {
   }
 
   /** Signs an access token with the contract's claims. */
-  async accessToken(user: UserRow, session: SessionRow): Promise<{ token: string; exp: number }> {
+  async accessToken(
+    user: UserRow,
+    session: SessionRow,
+    /** The open transaction the token is issued in, if any (a pg-functions hook runs in it). */
+    tx?: Queryable,
+  ): Promise<{ token: string; exp: number }> {
     const iat = Math.floor(this.clock.now().getTime() / 1000);
     const exp = iat + this.config.jwt.exp;
-    const token = await this.jwt.sign({
+    let claims: Record<string, unknown> = {
       sub: user.id,
       aud: user.aud || this.config.jwt.aud,
       exp,
@@ -189,8 +206,10 @@ export class Sessions {
       amr: session.amr,
       session_id: session.id,
       is_anonymous: user.is_anonymous,
-    });
-    return { token, exp };
+    };
+    if (this.customizeClaims) claims = await this.customizeClaims(user, session, claims, tx);
+    const token = await this.jwt.sign(claims);
+    return { token, exp: typeof claims.exp === "number" ? claims.exp : exp };
   }
 
   async findSession(id: string, q: Queryable = this.db): Promise<SessionRow | null> {
@@ -231,6 +250,19 @@ export class Sessions {
         { token: rt, session, user, child, derivedChildHash: childHash, now },
         settings,
       );
+      if (decision !== "not_found" && decision !== "banned" && decision !== "expired") {
+        // SESSIONS_TIMEBOX, SESSIONS_INACTIVITY_TIMEOUT, SESSIONS_SINGLE_PER_USER, checked
+        // before reuse detection as GoTrue does (auth/session_limits.ts).
+        const limits = this.config.sessions;
+        const validity = sessionValidity(limits, session, now, rt!.updated_at);
+        if (validity !== "valid") return { error: "limit" as const, why: validity };
+        if (limits.singlePerUser) {
+          const others = await this.#store.listByUser(session.user_id, now, 1000, tx);
+          if (supersededByNewerSession(limits, session, others, now, rt!.updated_at)) {
+            return { error: "limit" as const, why: "superseded" as const };
+          }
+        }
+      }
       switch (decision) {
         case "not_found":
         case "banned":
@@ -257,6 +289,8 @@ export class Sessions {
         throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
       case "expired":
         throw new AuthError("session_expired", "Invalid Refresh Token: Session Expired");
+      case "limit":
+        throw new AuthError("session_expired", sessionExpiredMessage(outcome.why));
       case "reused":
         throw new RefreshTokenReusedError(
           outcome.session,

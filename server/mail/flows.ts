@@ -221,6 +221,7 @@ export async function sendActionMail(
       to,
       vars,
       intervalSec: opts.intervalSec ?? spec.interval(s),
+      userId: user.id,
     });
   } catch (e) {
     // The token of a mail that did not go out is of no use to anyone.

@@ -32,6 +32,7 @@ import type { UserRow } from "../auth/users.ts";
 import type { Logger } from "../observe/log.ts";
 import { DEFAULT_BODIES, htmlToText, render, type TemplateVars } from "./templates.ts";
 import { AnswerTiming } from "./timing.ts";
+import { templateProblem } from "./go_template.ts";
 
 export type { TemplateVars };
 
@@ -46,6 +47,8 @@ export interface MailRequest {
   vars: TemplateVars | (() => Promise<TemplateVars>);
   /** Seconds between two mails of this kind to this address (0: none). */
   intervalSec?: number;
+  /** The user the mail is about, when known (the send_email hook gets them). */
+  userId?: string;
 }
 
 /** A rendered message. */
@@ -76,6 +79,8 @@ export class Mailer {
   readonly timing = new AnswerTiming();
   /** Where log-only mails are kept for the console's development inbox (console/inbox.ts). */
   inbox: DevInbox | null = null;
+  /** The send_email auth hook, when enabled: it sends instead of SMTP (auth/hooks_install.ts). */
+  sendHook?: (req: MailRequest, to: string, vars: TemplateVars) => Promise<void>;
 
   constructor(
     readonly config: Config,
@@ -133,6 +138,12 @@ export class Mailer {
         error: e instanceof Error ? e.message : String(e),
       });
     }
+    const why = body === null ? null : templateProblem(body);
+    if (why) {
+      // Refused when loaded: a template this server cannot render is never mailed raw.
+      this.log.error("mail template refused, using the default", { kind, url, error: why });
+      body = null;
+    }
     // On failure keep serving the last good body, if any.
     if (body === null && hit?.body) body = hit.body;
     this.#templates.set(url, { body, at: now });
@@ -161,6 +172,7 @@ export class Mailer {
       { channel: "email", recipient: to, kind: req.kind, intervalSec: req.intervalSec ?? 0 },
       async () => {
         const vars = typeof req.vars === "function" ? await req.vars() : req.vars;
+        if (this.sendHook) return await this.sendHook(req, to, vars);
         const mail = await this.render(req.kind, vars);
         if (!this.#transport) {
           this.log.info("mail not sent (SMTP_HOST unset)", {

@@ -6,6 +6,7 @@
  * HTML-escaped in HTML bodies. Unknown variables render as "".
  */
 import type { MailKind } from "../config.ts";
+import { execute, parseTemplate } from "./go_template.ts";
 
 /** Template variables of a mail (docs/server/email.md; every value optional). */
 export interface TemplateVars {
@@ -110,24 +111,22 @@ export function escapeHtml(s: string): string {
     .replaceAll('"', "&quot;").replaceAll("'", "&#39;");
 }
 
-function lookup(vars: TemplateVars, path: string[]): string {
-  let v: unknown = vars;
-  for (const p of path) {
-    if (v === null || typeof v !== "object" || !Object.hasOwn(v, p)) return "";
-    v = (v as Record<string, unknown>)[p];
-  }
-  if (v === undefined || v === null) return "";
-  return typeof v === "object" ? JSON.stringify(v) : String(v);
-}
+const parsed = new Map<string, ReturnType<typeof parseTemplate>>();
 
-const VAR = /\{\{-?\s*\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+)*)\s*-?\}\}/g;
-
-/** Renders `{{ .Name }}` variables; `html` escapes their values. */
+/**
+ * Renders a template: `{{ .Name }}` variables (escaped when `html`) and the
+ * Go template forms of mail/go_template.ts. Throws TemplateError for anything
+ * else; templates are checked when loaded (config.ts, mailer.ts), so a mail
+ * never carries raw template syntax.
+ */
 export function render(template: string, vars: TemplateVars, html: boolean): string {
-  return template.replace(VAR, (_m, path: string) => {
-    const v = lookup(vars, path.split("."));
-    return html ? escapeHtml(v) : v;
-  });
+  let nodes = parsed.get(template);
+  if (!nodes) {
+    nodes = parseTemplate(template);
+    if (parsed.size > 200) parsed.clear();
+    parsed.set(template, nodes);
+  }
+  return execute(nodes, vars, html ? escapeHtml : (s) => s);
 }
 
 function decodeEntities(s: string): string {

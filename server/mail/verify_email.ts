@@ -14,7 +14,7 @@
  * completes it.
  */
 import { AuthError, invalid, uniqueViolationAnswer } from "../auth/errors.ts";
-import { checkPasswordStrength } from "../auth/passwords.ts";
+import { checkPassword } from "../auth/pwned.ts";
 import { type OneTimeTokenRow, otpInvalid } from "../auth/otp.ts";
 import { confirmAddressNow, isUnproven, signupClaimOf } from "../auth/confirm.ts";
 import type { UserRow } from "../auth/users.ts";
@@ -101,7 +101,7 @@ export async function verifyEmailToken(
   const setsPassword = type === "signup" || type === "invite" ||
     (type === "email" && opts.password !== undefined);
   if (setsPassword && opts.password !== undefined && opts.password !== "") {
-    checkPasswordStrength(s.config, opts.password);
+    await checkPassword(s, opts.password);
   } else if (type === "signup" && opts.passwordRequired && !owner.encrypted_password) {
     throw invalid("password is required to confirm a sign-up without a password");
   }

@@ -7,7 +7,7 @@
  * `s.events`, so endpoints only emit.
  *
  * Exporters: `prometheus` serves the text format on
- * OTEL_EXPORTER_PROMETHEUS_HOST:PORT at path `/` (this server's own listener,
+ * OTEL_EXPORTER_PROMETHEUS_HOST:PORT at paths `/` and `/metrics` (this server's own listener,
  * so port 0 works in tests); `opentelemetry` pushes over OTLP/HTTP every
  * OTEL_METRIC_EXPORT_INTERVAL ms (default 60000).
  */
@@ -97,7 +97,9 @@ export class Metrics {
       "http.request.method": method,
       "http.route": route,
       "http.response.status_code": status,
+      "url.scheme": "http",
     };
+    if (status >= 500) attrs["error.type"] = String(status);
     this.#requests.add(1, attrs);
     this.#duration.record(durationSec, attrs);
   }
@@ -214,7 +216,8 @@ export class Metrics {
       server = Deno.serve(
         { hostname, port, signal: ac.signal, onListen: () => {} },
         async (req) => {
-          if (new URL(req.url).pathname !== "/") {
+          const path = new URL(req.url).pathname;
+          if (path !== "/" && path !== "/metrics") { // "/" as spec 2.5 says; /metrics as scrapers expect
             return new Response("Not found\n", { status: 404 });
           }
           const { resourceMetrics, errors } = await exporter.collect();

@@ -109,7 +109,12 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
       if (span) {
         span.setAttribute("http.route", route);
         span.setAttribute("http.response.status_code", status);
-        span.setAttribute("http.status_code", status);
+        const url = new URL(c.req.url);
+        span.setAttribute("url.path", url.pathname); // never the query: it may carry tokens
+        span.setAttribute("url.scheme", url.protocol.replace(":", ""));
+        const ua = c.req.header("user-agent");
+        if (ua) span.setAttribute("user_agent.original", ua.slice(0, 500));
+        if (status >= 500) span.setAttribute("error.type", String(status));
         if (ip) span.setAttribute("client.address", ip);
         let params: Record<string, string> = {};
         try {

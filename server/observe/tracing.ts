@@ -72,9 +72,10 @@ export class Tracing {
         isRemote: true,
       });
     }
-    return this.tracer.startSpan(route || method, {
+    // OpenTelemetry HTTP semantic conventions: "{method} {route}", or the method alone.
+    return this.tracer.startSpan(route ? `${method} ${route}` : method, {
       kind: SpanKind.SERVER,
-      attributes: { "http.method": method, "http.request.method": method },
+      attributes: { "http.request.method": method },
     }, parent);
   }
 
@@ -95,7 +96,7 @@ export class Tracing {
       transaction: (fn) =>
         inChildSpan(
           "db.transaction",
-          { "db.system": "postgresql" },
+          { "db.system.name": "postgresql" },
           () => db.transaction((tx) => fn(wrapQ(tx))),
         ),
       withConnection: (fn) => db.withConnection((conn) => fn(wrapQ(conn))),
@@ -123,10 +124,17 @@ function dbSpanName(sql: string): string {
 
 function dbAttributes(sql: string): Attributes {
   // Statements carry $n placeholders, never values: safe to record.
-  return {
-    "db.system": "postgresql",
-    "db.statement": sql.replace(/\s+/g, " ").trim().slice(0, 2000),
+  // OpenTelemetry database semantic conventions (db.system.name, db.query.text,
+  // db.operation.name, db.collection.name).
+  const name = dbSpanName(sql);
+  const [op, table] = name.split(" ");
+  const attrs: Attributes = {
+    "db.system.name": "postgresql",
+    "db.query.text": sql.replace(/\s+/g, " ").trim().slice(0, 2000),
   };
+  if (name !== "db.query") attrs["db.operation.name"] = op;
+  if (table) attrs["db.collection.name"] = table;
+  return attrs;
 }
 
 /** The request's span when it is still open (a span of this server's tracer). */
@@ -155,6 +163,7 @@ export async function inChildSpan<T>(
   try {
     return await requestStore.run({ ...store, span }, fn);
   } catch (e) {
+    span.setAttribute("error.type", e instanceof Error ? e.name : "_OTHER");
     span.setStatus({ code: SpanStatusCode.ERROR, message: e instanceof Error ? e.name : "error" });
     throw e;
   } finally {
@@ -182,17 +191,21 @@ function installFetchTracing(): void {
     try {
       url = new URL(req ? req.url : String(input));
     } catch { /* fetch itself reports it */ }
-    const attrs: Attributes = { "http.method": method, "http.request.method": method };
+    const attrs: Attributes = { "http.request.method": method };
     if (url) {
       attrs["server.address"] = url.hostname;
       attrs["server.port"] = Number(url.port || (url.protocol === "https:" ? 443 : 80));
       attrs["url.full"] = `${url.origin}${url.pathname}`;
     }
-    return inChildSpan(`HTTP ${method}`, attrs, async () => {
+    // An HTTP client span is named by its method (no URL template is known).
+    return inChildSpan(method, attrs, async () => {
       const res = await original(input, init);
       const span = requestStore.getStore()?.span as Span | undefined;
       span?.setAttribute("http.response.status_code", res.status);
-      if (res.status >= 400) span?.setStatus({ code: SpanStatusCode.ERROR });
+      if (res.status >= 400) {
+        span?.setAttribute("error.type", String(res.status));
+        span?.setStatus({ code: SpanStatusCode.ERROR });
+      }
       return res;
     });
   } as typeof fetch;

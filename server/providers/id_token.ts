@@ -23,8 +23,8 @@ function keySet(uri: string): ReturnType<typeof jose.createRemoteJWKSet> {
 /** What an ID token must match. */
 export interface IdTokenExpectations {
   rules: IdTokenRules;
-  /** Our client id. */
-  audience: string;
+  /** Our client id (or the list of them, any one accepted). */
+  audience: string | string[];
   /** The nonce sent on the authorization request. */
   nonce: string;
   /** The access token of the same response, for `at_hash`. */
@@ -77,7 +77,10 @@ export async function verifyIdToken(
   if (want.rules.nonce !== false && payload.nonce !== want.nonce) {
     throw new ProviderError("ID token rejected: nonce does not match the authorization request");
   }
-  if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== want.audience) {
+  if (
+    Array.isArray(payload.aud) && payload.aud.length > 1 &&
+    ![want.audience].flat().includes(String(payload.azp))
+  ) {
     throw new ProviderError("ID token rejected: azp is not this client");
   }
   if (typeof payload.at_hash === "string" && want.accessToken) {

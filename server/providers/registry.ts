@@ -88,7 +88,9 @@ export class ExternalProvider {
     logger: ClientLogger,
   ) {
     this.endpoints = spec.endpoints(settings.url);
-    this.client = new Client(settings.clientId, settings.secret, {
+    // EXTERNAL_<X>_CLIENT_ID may list several ids (GoTrue's form, for native apps' ID
+    // tokens: providers/id_token_grant.ts); the redirect flow is the first one's.
+    this.client = new Client(settings.clientId.split(",")[0].trim(), settings.secret, {
       authorizeUrl: this.endpoints.authorize,
       tokenUrl: this.endpoints.token,
       authScheme: spec.authScheme,
@@ -154,7 +156,7 @@ export class ExternalProvider {
     if (this.endpoints.idToken && typeof idToken === "string") {
       idClaims = await verifyIdToken(idToken, {
         rules: this.endpoints.idToken,
-        audience: this.settings.clientId,
+        audience: this.settings.clientId.split(",").map((id) => id.trim()).filter(Boolean),
         nonce: opts.nonce,
         accessToken: token.token !== idToken ? token.token : undefined,
         now: opts.now,

@@ -47,7 +47,8 @@ export const ENDPOINTS: Endpoint[] = [
     path: "/token",
     gotrue: "200",
     ours: "200",
-    note: "grant_type password, refresh_token, pkce; GoTrue also id_token, web3 (ours: 422)",
+    note:
+      "grant_type password, refresh_token, pkce, id_token (docs/id_token.md); GoTrue also web3 (ours: 422)",
   },
   { method: "GET", path: "/verify", gotrue: "303", ours: "303" },
   { method: "POST", path: "/verify", gotrue: "200", ours: "200" },
@@ -273,7 +274,8 @@ export const NOT_PORTED_REASONS: Record<string, string> = {
   "external_zoom_test.go": "Zoom is not one of our providers",
   "external_keycloak_test.go":
     "Keycloak runs against a real oidc-provider in tests/server/providers/keycloak_test.ts",
-  "hooks_test.go": "auth hooks (Postgres/HTTP): a feature we do not have",
+  "hooks_test.go":
+    "Go hook-manager internals; our hooks (docs/hooks.md) are tested in tests/server/dropin/hooks_test.ts",
   "passkey_admin_test.go": "passkeys: a feature we do not have",
   "passkey_authentication_test.go": "passkeys: a feature we do not have",
   "passkey_manage_test.go": "passkeys: a feature we do not have",
@@ -281,7 +283,8 @@ export const NOT_PORTED_REASONS: Record<string, string> = {
   "passkey_webauthn_test.go": "passkeys: a feature we do not have",
   "sso_test.go": "SAML SSO: a feature we do not have",
   "web3_test.go": "web3 (Solana/Ethereum) sign-in: a feature we do not have",
-  "token_oidc_test.go": "grant_type=id_token: a feature we do not have",
+  "token_oidc_test.go":
+    "grant_type=id_token is tested with local issuers in tests/server/dropin/id_token_grant_test.ts (docs/id_token.md)",
   "opentelemetry-tracer_test.go": "Go tracer internals",
   "email_identity_on_password_test.go": "identity bookkeeping internals, not ported yet",
   "auth_test.go":

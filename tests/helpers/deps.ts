@@ -7,3 +7,5 @@ import jsQRModule from "jsqr";
 /** jsQR (a QR code reader); its CommonJS default export typed as the function it is. */
 export const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ??
   jsQRModule) as unknown as typeof jsQRModule.default;
+export { Webhook } from "standardwebhooks";
+export { parse as parseYaml } from "yaml";

@@ -57,15 +57,17 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
     }
     try {
       await collector.waitFor(() =>
-        collector.spans.some((s) => s.name === "/admin/users/{user_id}")
+        collector.spans.some((s) => s.name === "GET /admin/users/{user_id}")
       );
       const expectedType = protocol === "http/json" ? "application/json" : "application/x-protobuf";
       assert.ok(collector.contentTypes.every((t) => t.startsWith(expectedType)));
 
       const byName = (n: string) => collector.spans.filter((s) => s.name === n);
-      const [h] = byName("/health");
-      assert.ok(h, "a span named by the route");
-      assert.equal(h.attributes["http.method"], "GET");
+      const [h] = byName("GET /health");
+      assert.ok(h, "a span named by method and route (OpenTelemetry HTTP conventions)");
+      assert.equal(h.attributes["url.path"], "/health");
+      assert.equal(h.attributes["url.scheme"], "http");
+      assert.equal(h.attributes["http.request.method"], "GET");
       assert.equal(h.attributes["http.route"], "/health");
       assert.equal(h.attributes["http.response.status_code"], 200);
       assert.equal(h.kind, 2, "server span");
@@ -73,20 +75,20 @@ for (const protocol of ["http/protobuf", "http/json"] as const) {
       assert.equal(h.resource["deployment.environment"], "test");
       assert.equal(h.resource["service.name"], "auth-under-test");
 
-      const [admin] = byName("/admin/users/{user_id}");
+      const [admin] = byName("GET /admin/users/{user_id}");
       assert.equal(admin.attributes["http.route"], "/admin/users/{user_id}");
       assert.equal(admin.attributes["http.route.params.user_id"], userId);
       const dbChildren = collector.spans.filter((s) =>
-        s.parentSpanId === admin.spanId && s.attributes["db.system"] === "postgresql"
+        s.parentSpanId === admin.spanId && s.attributes["db.system.name"] === "postgresql"
       );
       assert.ok(dbChildren.length >= 1, "database calls are child spans");
       assert.ok(dbChildren.every((s) => s.traceId === admin.traceId));
-      assert.ok(String(dbChildren[0].attributes["db.statement"]).includes("users"));
+      assert.ok(String(dbChildren[0].attributes["db.query.text"]).includes("users"));
 
-      const [signup] = byName("/signup");
-      assert.equal(signup.attributes["http.method"], "POST");
+      const [signup] = byName("POST /signup");
+      assert.equal(signup.attributes["http.request.method"], "POST");
       const http = collector.spans.filter((s) =>
-        s.parentSpanId === signup.spanId && s.name === "HTTP POST"
+        s.parentSpanId === signup.spanId && s.name === "POST"
       );
       assert.equal(http.length, 1, "the captcha call is a child span");
       assert.equal(http[0].attributes["server.address"], "127.0.0.1");
@@ -117,8 +119,8 @@ Deno.test("tracing: an incoming traceparent makes the request span its child", a
     await srv.close();
   }
   try {
-    await collector.waitFor(() => collector.spans.some((s) => s.name === "/health"));
-    const span = collector.spans.find((s) => s.name === "/health")!;
+    await collector.waitFor(() => collector.spans.some((s) => s.name === "GET /health"));
+    const span = collector.spans.find((s) => s.name === "GET /health")!;
     assert.equal(span.traceId, "0af7651916cd43dd8448eb211c80319c");
     assert.equal(span.parentSpanId, "b7ad6b7169203331");
   } finally {

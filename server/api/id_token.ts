@@ -1,0 +1,72 @@
+/**
+ * POST /token?grant_type=id_token (auth-js `signInWithIdToken`): a native
+ * app's ID token from Apple, Google, Azure, Facebook or Keycloak signs the
+ * user in, creates them, or (with `link_identity` and the user's bearer
+ * token) links the identity to them. Verification and mapping live in
+ * providers/id_token_grant.ts; the account decision is the redirect flow's.
+ */
+import type { Hono } from "../../deps.ts";
+import { linkIdentity } from "../providers/identities.ts";
+import { signInUser } from "../providers/accounts.ts";
+import { verifyGrantIdToken } from "../providers/id_token_grant.ts";
+import type { Services } from "../services.ts";
+import type { UserRow } from "../auth/users.ts";
+import { type AppEnv, clientIp, type Ctx, requireUser } from "./context.ts";
+import { badRequest } from "./errors.ts";
+import { type Body, optString } from "./input.ts";
+import { onGrant } from "./token.ts";
+
+/** The id_token grant. */
+export async function idTokenGrant(c: Ctx, body: Body, s: Services): Promise<Response> {
+  const idToken = optString(body, "id_token", 16_384);
+  if (!idToken) throw badRequest("id_token is required");
+  const provider = optString(body, "provider", 64);
+  const issuer = optString(body, "issuer", 512);
+  if (!provider && !issuer) throw badRequest("provider (or issuer) is required");
+  const link = body.link_identity === true;
+  // The caller first: a link needs a valid session before any provider work.
+  const caller = link ? await requireUser(c) : null;
+  const verified = await verifyGrantIdToken(s.config, {
+    idToken,
+    provider,
+    issuer,
+    nonce: optString(body, "nonce", 512),
+    accessToken: optString(body, "access_token", 16_384),
+  }, s.clock.now());
+  const ip = clientIp(c);
+  let user: UserRow;
+  if (caller) {
+    user = await linkIdentity(s, caller.user.id, verified.provider, verified.user, ip);
+    await s.mailer.notify("identity_linked", user, { Provider: verified.provider });
+  } else {
+    const outcome = await signInUser(s, verified.provider, verified.user, {
+      emailOptional: verified.emailOptional,
+      ip,
+    });
+    user = outcome.user;
+    if (outcome.linkedByEmail) {
+      await s.mailer.notify("identity_linked", user, { Provider: verified.provider });
+    }
+  }
+  const set = await s.sessions.issue(user, {
+    method: "oauth",
+    provider: verified.provider,
+    ip,
+    userAgent: c.req.header("user-agent")?.slice(0, 500),
+  });
+  await s.audit.record({
+    action: "login",
+    actorId: user.id,
+    actorUsername: user.email ?? user.phone ?? "",
+    logType: "account",
+    traits: { provider: verified.provider, grant_type: "id_token" },
+    ip,
+  });
+  s.events.emit("signin", { method: "oauth", provider: verified.provider });
+  return c.json(set);
+}
+
+/** Registers the grant with this server's /token. */
+export function idTokenRoutes(_app: Hono<AppEnv>, s: Services): void {
+  onGrant(s, "id_token", idTokenGrant);
+}

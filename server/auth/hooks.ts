@@ -1,0 +1,382 @@
+/**
+ * Auth hooks, as GoTrue defines them: at a few points the server hands a JSON
+ * payload to code of the operator's and acts on the answer.
+ *
+ * - `custom_access_token`: `{user_id, claims, authentication_method}` →
+ *   `{claims}`, signed instead of ours (the required claims must stay);
+ * - `password_verification_attempt`: `{user_id, valid}` →
+ *   `{decision: "continue" | "reject", message, should_logout_user}`;
+ * - `mfa_verification_attempt`: `{user_id, factor_id, factor_type, valid}` →
+ *   `{decision, message}`;
+ * - `send_sms`: `{user, sms: {otp, phone}}`, the hook sends it;
+ * - `send_email`: `{user, email_data: {token, token_hash, redirect_to,
+ *   email_action_type, site_url, token_new, token_hash_new}}`, the hook sends it.
+ *
+ * Every payload also carries `metadata: {uuid, time, name, ip_address}`.
+ *
+ * A hook is a PostgreSQL function (`pg-functions://<db>/<schema>/<fn>`,
+ * called as `SELECT schema.fn($1::jsonb)` under a statement_timeout) or an
+ * HTTP(S) endpoint, POSTed to with Standard Webhooks signatures
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64
+ * HMAC-SHA256 of "id.timestamp.body">`). An answer `{"error": {"http_code",
+ * "message"}}` fails the request with that status and message.
+ */
+import { AuthError } from "./errors.ts";
+import type { Config } from "../config.ts";
+import type { Db, Queryable } from "../db/db.ts";
+import type { Logger } from "../observe/log.ts";
+import type { HookName, HookSettings } from "./hook_settings.ts";
+
+export { HOOK_NAMES, type HookName } from "./hook_settings.ts";
+
+/** GoTrue's names of the hooks in `metadata.name`. */
+const METADATA_NAMES: Record<HookName, string> = {
+  custom_access_token: "customize-access-token",
+  send_email: "send-email",
+  send_sms: "send-sms",
+  password_verification_attempt: "password-verification",
+  mfa_verification_attempt: "mfa-verification",
+};
+
+/** Largest hook answer read (GoTrue: 200 KB). */
+export const HOOK_RESPONSE_LIMIT = 200 * 1024;
+const HTTP_ATTEMPTS = 3;
+
+/** A hook's answer: the parsed JSON object, or null for an empty answer (204). */
+export type HookOutput = Record<string, unknown> | null;
+
+function base64(bytes: Uint8Array): string {
+  let s = "";
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s);
+}
+
+/**
+ * The `webhook-signature` value for a message: one `v1,<signature>` per
+ * secret, space-separated as the Standard Webhooks specification has it.
+ */
+export async function webhookSignature(
+  secrets: string[],
+  id: string,
+  timestamp: number,
+  body: string,
+): Promise<string> {
+  const out: string[] = [];
+  for (const secret of secrets) {
+    const raw = Uint8Array.from(atob(secret.replace(/^v1,whsec_/, "")), (c) => c.charCodeAt(0));
+    const key = await crypto.subtle.importKey(
+      "raw",
+      raw,
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const sig = await crypto.subtle.sign(
+      "HMAC",
+      key,
+      new TextEncoder().encode(`${id}.${timestamp}.${body}`),
+    );
+    out.push(`v1,${base64(new Uint8Array(sig))}`);
+  }
+  return out.join(" ");
+}
+
+/** 500 unexpected_failure: the hook failed or answered something unusable. */
+function hookFailed(message: string): AuthError {
+  return new AuthError("unexpected_failure", message);
+}
+
+/** `{"error": {"http_code", "message"}}` in an answer becomes that error. */
+function errorOf(out: unknown): AuthError | null {
+  if (!out || typeof out !== "object") return null;
+  const e = (out as { error?: unknown }).error;
+  if (!e || typeof e !== "object") return null;
+  const { http_code, message } = e as { http_code?: unknown; message?: unknown };
+  if (typeof message !== "string" || message === "") return null;
+  // A 4xx the hook asks for is a refusal of the request (400); anything else a failure (500).
+  // GoTrue answers with the hook's own status; our errors carry codes, not statuses.
+  if (typeof http_code === "number" && http_code >= 400 && http_code < 500) {
+    return new AuthError("validation_failed", message, { situation: "oauth" });
+  }
+  return hookFailed(message);
+}
+
+/** Calls the configured hooks. */
+export class Hooks {
+  constructor(
+    readonly config: Config,
+    readonly db: Db,
+    readonly log: Logger,
+    readonly fetchFn: typeof fetch = fetch,
+  ) {}
+
+  /** Whether the hook is enabled. */
+  enabled(name: HookName): boolean {
+    return this.config.hooks.points[name].enabled;
+  }
+
+  /**
+   * Calls a hook with `payload` (metadata added) and returns its answer.
+   *
+   * @throws {AuthError} the hook's own error; 422 hook_timeout; 500 when it
+   *   failed or answered something unusable
+   */
+  async invoke(
+    name: HookName,
+    payload: Record<string, unknown>,
+    ip = "",
+    /** The caller's open transaction: a pg-functions hook runs in it, as GoTrue's does. */
+    tx?: Queryable,
+  ): Promise<HookOutput> {
+    const point = this.config.hooks.points[name];
+    const input = {
+      metadata: {
+        uuid: crypto.randomUUID(),
+        time: new Date().toISOString(),
+        name: METADATA_NAMES[name],
+        ip_address: ip,
+      },
+      ...payload,
+    };
+    const started = performance.now();
+    try {
+      const out = point.uri.toLowerCase().startsWith("pg-functions:")
+        ? await this.#pg(point, input, tx)
+        : await this.#http(point, input);
+      const err = errorOf(out);
+      if (err) throw err;
+      return out;
+    } catch (e) {
+      this.log.warn("auth hook failed", {
+        hook: name,
+        uri: point.uri,
+        ms: Math.round(performance.now() - started),
+        error: e instanceof Error ? e.message : String(e),
+      });
+      throw e;
+    }
+  }
+
+  async #pg(point: HookSettings, input: unknown, outer?: Queryable): Promise<HookOutput> {
+    const [, schema, fn] = new URL(point.uri).pathname.split("/");
+    const ms = Math.max(1, Math.round(this.config.hooks.pgTimeoutSec * 1000));
+    const call = async (tx: Queryable) => {
+      // The hook's own statement_timeout, then the transaction's again (an outer one goes on).
+      const [before] = await tx.query<{ statement_timeout: string }>("SHOW statement_timeout");
+      await tx.query(`SET LOCAL statement_timeout = ${ms}`);
+      const [row] = await tx.query<{ out: unknown }>(
+        `SELECT "${schema}"."${fn}"($1::jsonb) AS out`,
+        [JSON.stringify(input)],
+      );
+      await tx.query("SELECT set_config('statement_timeout', $1, true)", [
+        before.statement_timeout,
+      ]);
+      return row;
+    };
+    try {
+      // In the caller's transaction when there is one: a second connection could wait on
+      // the locks it holds (and PGlite has only one connection).
+      const row = outer ? await call(outer) : await this.db.transaction(call);
+      const out = typeof row?.out === "string" ? JSON.parse(row.out) : row?.out;
+      if (out === null || out === undefined) return null;
+      if (typeof out !== "object" || Array.isArray(out)) {
+        throw hookFailed("Hook function returned something other than a JSON object");
+      }
+      return out as Record<string, unknown>;
+    } catch (e) {
+      if (e instanceof AuthError) throw e;
+      const msg = e instanceof Error ? e.message : String(e);
+      if (/statement timeout/i.test(msg)) {
+        throw new AuthError(
+          "hook_timeout",
+          `Failed to reach hook within maximum time of ${this.config.hooks.pgTimeoutSec} seconds`,
+        );
+      }
+      throw hookFailed(`Error running hook URI: ${point.uri}: ${msg.slice(0, 200)}`);
+    }
+  }
+
+  async #http(point: HookSettings, input: unknown): Promise<HookOutput> {
+    const body = JSON.stringify(input);
+    const limitSec = this.config.hooks.httpTimeoutSec;
+    const signal = AbortSignal.timeout(limitSec * 1000);
+    const timeout = () =>
+      new AuthError(
+        "hook_timeout",
+        `Failed to reach hook within maximum time of ${limitSec} seconds`,
+      );
+    for (let attempt = 1; attempt <= HTTP_ATTEMPTS; attempt++) {
+      const id = crypto.randomUUID();
+      const ts = Math.floor(Date.now() / 1000);
+      let res: Response;
+      try {
+        res = await this.fetchFn(point.uri, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            "webhook-id": id,
+            "webhook-timestamp": String(ts),
+            "webhook-signature": await webhookSignature(point.secrets, id, ts, body),
+          },
+          body,
+          signal,
+          redirect: "manual",
+        });
+      } catch (e) {
+        if (signal.aborted) throw timeout();
+        if (attempt < HTTP_ATTEMPTS) continue;
+        throw new AuthError(
+          "hook_timeout_after_retry",
+          `Failed to reach hook after maximum retries: ${
+            e instanceof Error ? e.message.slice(0, 200) : e
+          }`,
+        );
+      }
+      if (res.status === 204) {
+        await res.body?.cancel();
+        return null;
+      }
+      if (res.status === 200 || res.status === 202) {
+        return await this.#read(res);
+      }
+      await res.body?.cancel();
+      if ((res.status === 429 || res.status === 503) && res.headers.get("retry-after")) {
+        continue;
+      }
+      switch (res.status) {
+        case 400:
+          throw hookFailed("Invalid payload sent to hook");
+        case 401:
+          throw hookFailed("Hook requires authorization token");
+        case 429:
+        case 503:
+          throw hookFailed("Service currently unavailable due to hook");
+        default:
+          throw hookFailed(`Unexpected status code returned from hook: ${res.status}`);
+      }
+    }
+    throw hookFailed("Service currently unavailable due to hook");
+  }
+
+  async #read(res: Response): Promise<HookOutput> {
+    const type = (res.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+    if (type !== "application/json") {
+      await res.body?.cancel();
+      throw new AuthError(
+        "hook_payload_invalid_content_type",
+        type
+          ? `Invalid JSON response. Received content-type: ${type}`
+          : "Invalid Content-Type: Missing Content-Type header",
+      );
+    }
+    const reader = res.body?.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    while (reader) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > HOOK_RESPONSE_LIMIT) {
+        await reader.cancel();
+        throw new AuthError(
+          "hook_payload_over_size_limit",
+          `Payload size exceeded size limit of ${HOOK_RESPONSE_LIMIT} bytes`,
+        );
+      }
+      chunks.push(value);
+    }
+    const all = new Uint8Array(size);
+    let offset = 0;
+    for (const c of chunks) {
+      all.set(c, offset);
+      offset += c.length;
+    }
+    const text = new TextDecoder().decode(all);
+    if (text.trim() === "") return null;
+    let out: unknown;
+    try {
+      out = JSON.parse(text);
+    } catch {
+      throw hookFailed("Error unmarshaling JSON output.");
+    }
+    if (typeof out !== "object" || out === null || Array.isArray(out)) {
+      throw hookFailed("Hook answered something other than a JSON object");
+    }
+    return out as Record<string, unknown>;
+  }
+}
+
+/** Claims a custom access token must keep (GoTrue's schema of the hook's output). */
+const REQUIRED_CLAIMS: [string, (v: unknown) => boolean][] = [
+  [
+    "aud",
+    (v) => typeof v === "string" || (Array.isArray(v) && v.every((x) => typeof x === "string")),
+  ],
+  ["exp", (v) => typeof v === "number"],
+  ["iat", (v) => typeof v === "number"],
+  ["sub", (v) => typeof v === "string"],
+  ["role", (v) => typeof v === "string"],
+  ["aal", (v) => typeof v === "string"],
+  ["session_id", (v) => typeof v === "string"],
+  ["email", (v) => typeof v === "string"],
+  ["phone", (v) => typeof v === "string"],
+  ["is_anonymous", (v) => typeof v === "boolean"],
+];
+
+/**
+ * Runs the custom access token hook on `claims` and returns the claims to
+ * sign; `iss` stays ours.
+ *
+ * @throws {AuthError} 500 when the answer has no `claims` or drops a required claim
+ */
+export async function customizeClaims(
+  hooks: Hooks,
+  userId: string,
+  claims: Record<string, unknown>,
+  authenticationMethod: string,
+  tx?: Queryable,
+): Promise<Record<string, unknown>> {
+  const out = await hooks.invoke(
+    "custom_access_token",
+    {
+      user_id: userId,
+      claims,
+      authentication_method: authenticationMethod,
+    },
+    "",
+    tx,
+  );
+  const next = out?.claims;
+  if (!next || typeof next !== "object" || Array.isArray(next)) {
+    throw hookFailed("output claims field is missing");
+  }
+  const c = next as Record<string, unknown>;
+  for (const [name, ok] of REQUIRED_CLAIMS) {
+    if (!ok(c[name])) {
+      throw hookFailed(
+        `output claims do not conform to the expected schema: ${name} is missing or of the wrong type`,
+      );
+    }
+  }
+  const { iss: _ignored, ...rest } = c;
+  return rest;
+}
+
+/** GoTrue's default messages of a rejected attempt. */
+export const DEFAULT_PASSWORD_REJECTION =
+  "Further password verification attempts will be rejected.";
+export const DEFAULT_MFA_REJECTION = "Further MFA verification attempts will be rejected.";
+
+/** A verification hook's decision. */
+export interface AttemptDecision {
+  reject: boolean;
+  message: string;
+  logout: boolean;
+}
+
+/** Reads `{decision, message, should_logout_user}`; anything but "reject" continues. */
+export function attemptDecision(out: HookOutput, defaultMessage: string): AttemptDecision {
+  const reject = out?.decision === "reject";
+  const message = typeof out?.message === "string" && out.message ? out.message : defaultMessage;
+  return { reject, message, logout: out?.should_logout_user === true };
+}
