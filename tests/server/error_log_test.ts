@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { describeError } from "../../server/observe/log.ts";
-import { call } from "../helpers/server.ts";
-import { withEmail } from "./email/helpers.ts";
+import { call } from "../helpers/http.ts";
+import { withEmail } from "./email/_helpers.ts";
 
 Deno.test("describeError: the error, then each cause underneath it", () => {
   const root = new TypeError("connection reset");
@@ -26,8 +26,7 @@ Deno.test("SMTP down: the client gets email_send_failed, the log names the SMTP 
     smtp.mode = "refuse";
     srv.logs.length = 0;
     const r = await call(srv, "POST", "/signup", {
-      email: "cause@example.com",
-      password: "pw-123456",
+      body: { email: "cause@example.com", password: "pw-123456" },
     });
     assert.equal(r.status, 500);
     assert.equal(r.body.error_code, "email_send_failed");
