@@ -93,10 +93,13 @@ function errorOf(out: unknown): AuthError | null {
   if (!e || typeof e !== "object") return null;
   const { http_code, message } = e as { http_code?: unknown; message?: unknown };
   if (typeof message !== "string" || message === "") return null;
-  // A 4xx the hook asks for is a refusal of the request (400); anything else a failure (500).
-  // GoTrue answers with the hook's own status; our errors carry codes, not statuses.
+  // A 4xx the hook asks for refuses the request with that status (api/errors.ts statusOf), as
+  // GoTrue does; anything else is a failure (500, GoTrue's answer to a missing http_code).
   if (typeof http_code === "number" && http_code >= 400 && http_code < 500) {
-    return new AuthError("validation_failed", message, { situation: "oauth" });
+    return new AuthError("validation_failed", message, {
+      situation: "hook",
+      hookHttpCode: http_code,
+    });
   }
   return hookFailed(message);
 }
