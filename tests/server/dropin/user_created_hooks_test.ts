@@ -141,5 +141,19 @@ Deno.test("after_user_created (HTTP): called once the user is stored", async () 
     });
     assert.equal(again.status, 200);
     assert.equal(hook.calls.length, 1);
+    // an invitation link an admin generates creates the user: called; an admin's user: not
+    const service = bearer(await srv.serviceRoleToken());
+    const invited = email("inv");
+    const link = await call(srv, "POST", "/admin/generate_link", {
+      type: "invite",
+      email: invited,
+    }, service);
+    assert.equal(link.status, 200, JSON.stringify(link.body));
+    assert.equal(hook.calls.length, 2);
+    assert.equal((hook.calls[1].payload.user as Obj).email, invited);
+    const made = await call(srv, "POST", "/admin/users", { email: email("adm") }, service);
+    assert.equal(made.status, 200);
+    assert.equal(hook.calls.length, 2);
+    assert.deepEqual(storedWhenCalled, [true, true]);
   });
 });
