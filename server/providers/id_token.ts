@@ -70,21 +70,15 @@ export async function verifyIdToken(
   let alg: string;
   try {
     const fixedIssuer = typeof want.rules.issuer === "string" ? want.rules.issuer : undefined;
-    const out = await jose.jwtVerify(
-      idToken,
-      keySet(
-        want.rules.jwksUri,
-        want.jwksCooldownSec ?? DEFAULT_COOLDOWN_SEC,
-      ),
-      {
-        audience: want.audience,
-        issuer: fixedIssuer,
-        currentDate: want.now,
-        clockTolerance: 60,
-        algorithms: ALGORITHMS,
-        requiredClaims: ["iss", "sub", "aud", "exp", "iat"],
-      },
-    );
+    const keys = keySet(want.rules.jwksUri, want.jwksCooldownSec ?? DEFAULT_COOLDOWN_SEC);
+    const out = await jose.jwtVerify(idToken, keys, {
+      audience: want.audience,
+      issuer: fixedIssuer,
+      currentDate: want.now,
+      clockTolerance: 60,
+      algorithms: ALGORITHMS,
+      requiredClaims: ["iss", "sub", "aud", "exp", "iat"],
+    });
     payload = out.payload;
     alg = out.protectedHeader.alg;
   } catch (e) {
