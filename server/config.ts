@@ -148,6 +148,8 @@ export interface Config {
     phoneEnabled: boolean;
     anonymousUsersEnabled: boolean;
     providers: Record<ProviderName, ProviderConfig>;
+    /** Least time between two fetches of a provider's key set for an unknown `kid`. */
+    jwksCooldownSec: number;
   };
   password: {
     minLength: number;
@@ -458,6 +460,10 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
         doc: "anonymous sign-ins",
       }),
       providers: readProviders(r),
+      jwksCooldownSec: r.seconds("EXTERNAL_JWKS_COOLDOWN", {
+        default: 30,
+        doc: "least time between key-set fetches for an unknown ID-token kid (docs/id_token.md)",
+      }),
     },
     password: {
       minLength: r.int("PASSWORD_MIN_LENGTH", {

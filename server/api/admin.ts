@@ -79,6 +79,7 @@ async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: string
         },
         providers,
         tx,
+        { hooks: false }, // GoTrue's before_user_created is not asked for an admin's user
       )
     );
   } catch (e) {

@@ -10,6 +10,9 @@ import type { UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { ApiError } from "./errors.ts";
 import { isUuid } from "./input.ts";
+import { sessionValidity } from "../auth/session_limits.ts";
+
+const NIL_UUID = "00000000-0000-0000-0000-000000000000";
 
 /** Hono bindings and variables of this app. */
 export type AppEnv = {
@@ -73,10 +76,39 @@ export async function verifiedClaims(c: Ctx, token: string): Promise<AccessClaim
   return claims;
 }
 
-/** Verifies the bearer token and that its role claim is an admin role (JWT_ADMIN_ROLES). */
+/**
+ * Verifies the bearer token and that its role claim is an admin role
+ * (JWT_ADMIN_ROLES). An admin token bound to a session (a `session_id`
+ * claim) opens nothing once that session has ended or is past a session
+ * limit (SESSIONS_TIMEBOX, SESSIONS_INACTIVITY_TIMEOUT, the session's
+ * not_after): 403 session_not_found / session_expired, as GoTrue's
+ * requireAdminCredentials (internal/api/middleware.go) does. Sessionless
+ * tokens (service_role) are not affected.
+ */
 export async function requireAdmin(c: Ctx): Promise<AccessClaims> {
   const s = c.get("services");
   const claims = await s.jwt.verify(bearerToken(c));
+  const sid = typeof claims.session_id === "string" ? claims.session_id : "";
+  if (sid && sid !== NIL_UUID) {
+    if (!isUuid(claims.sub)) {
+      throw new ApiError(400, "bad_jwt", "invalid claim: sub claim must be a UUID");
+    }
+    const user = await s.users.findById(claims.sub);
+    if (!user) {
+      throw new ApiError(403, "user_not_found", "User from sub claim in JWT does not exist");
+    }
+    const session = isUuid(sid) ? await s.sessions.findSession(sid) : null;
+    if (!session) {
+      throw new ApiError(
+        403,
+        "session_not_found",
+        "Session from session_id claim in JWT does not exist",
+      );
+    }
+    if (sessionValidity(s.config.sessions, session, s.clock.now()) !== "valid") {
+      throw new ApiError(403, "session_expired", "Session is no longer valid");
+    }
+  }
   const role = typeof claims.role === "string" ? claims.role : "";
   if (!s.config.jwt.adminRoles.includes(role)) {
     throw new ApiError(403, "not_admin", "User not allowed");

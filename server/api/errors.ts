@@ -119,6 +119,12 @@ export const ROUTE_STATUS: readonly { code: ErrorCode; status: number; where: st
   { code: "insufficient_aal", status: 401, where: "routes requiring aal2 (api/aal.ts)" },
   { code: "user_not_found", status: 403, where: "a token whose user is gone (api/context.ts)" },
   { code: "user_already_exists", status: 400, where: "POST /signup, a repeated sign-up" },
+  {
+    code: "session_expired",
+    status: 403,
+    where: "an admin token whose session is past a limit (api/context.ts)",
+  },
+  { code: "bad_jwt", status: 400, where: "an admin token bound to a session, non-UUID sub" },
 ];
 
 /**
@@ -144,6 +150,11 @@ export class ApiError extends AuthError {
 /** The HTTP status of `e` (see the order at the top of this file). */
 export function statusOf(e: AuthError): number {
   if (e instanceof ApiError) return e.status;
+  // A hook's own refusal answers with the 4xx the hook asked for, as GoTrue does.
+  if (e.situation === "hook" && e.hookHttpCode !== undefined) {
+    const h = e.hookHttpCode;
+    if (Number.isInteger(h) && h >= 400 && h <= 499) return h;
+  }
   return (e.situation && SITUATION_STATUS[e.situation][e.errorCode]) ?? STATUS[e.errorCode];
 }
 

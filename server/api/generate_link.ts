@@ -20,7 +20,8 @@ import { verifyRedirectTo } from "../auth/redirect.ts";
 import { type UserRow, userToJson } from "../auth/users.ts";
 import { type EmailAction, generateActionLink } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, requireAdmin } from "./context.ts";
+import { userCreated } from "../auth/hooks_install.ts";
+import { type AppEnv, clientIp, requireAdmin } from "./context.ts";
 import { ApiError, badRequest, unprocessable } from "./errors.ts";
 import { checkEmail, optObject, optString, readBody, redirectToParam, reqString } from "./input.ts";
 import { invitedUser } from "./invite.ts";
@@ -93,11 +94,13 @@ export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
     let action: EmailAction;
     let verificationType: string = type;
     let signup: SignupClaim | undefined;
+    let created = false;
     switch (type) {
       case "signup": {
         const password = optString(body, "password", 1024);
         const existed = !!await s.users.findByEmail(email);
         user = await signupUser(s, email, password, data);
+        created = !existed;
         action = "confirmation";
         // The link confirms this sign-up (what the admin set), not an unconfirmed
         // account's password the admin did not replace (auth/confirm.ts).
@@ -108,6 +111,7 @@ export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
         const invited = await invitedUser(s, email, data ?? {});
         user = invited.user;
         action = "invite";
+        created = invited.created;
         if (invited.created) signup = {};
         break;
       }
@@ -116,6 +120,7 @@ export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
         action = "magiclink";
         if (!user) {
           user = await signupUser(s, email, undefined, data);
+          created = true;
           action = "confirmation";
           verificationType = "signup";
           signup = {};
@@ -146,6 +151,7 @@ export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
       }
     }
     const link = await generateActionLink(s, user, action, { redirectTo, signup });
+    if (created) await userCreated(s, user, clientIp(c)); // GoTrue's mail.go, after the link
     return c.json({
       ...userToJson(user, { identities: await s.users.listIdentities(user.id) }),
       action_link: link.actionLink,

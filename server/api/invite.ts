@@ -5,6 +5,7 @@
  * set a password with PUT /user. An address that is already confirmed is
  * 422 email_exists; an invited, unconfirmed one is invited again.
  */
+import { userCreated } from "../auth/hooks_install.ts";
 import type { Hono } from "../../deps.ts";
 import { isUniqueViolation } from "../db/db.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
@@ -99,7 +100,10 @@ export function inviteRoutes(app: Hono<AppEnv>, s: Services): void {
       traits: { user_id: user.id, user_email: email },
       ip: clientIp(c),
     });
-    if (created) s.events.emit("signup", { method: "invite" });
+    if (created) {
+      s.events.emit("signup", { method: "invite" });
+      await userCreated(s, user, clientIp(c));
+    }
     return c.json(userToJson(sent, { identities: await s.users.listIdentities(user.id) }));
   });
 }

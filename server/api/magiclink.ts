@@ -5,6 +5,7 @@
  * disabled it is refused with 422 signup_disabled, as GoTrue does. Magic
  * links to one address: one per SMTP_LINK_FREQUENCY (60 s).
  */
+import { userCreated } from "../auth/hooks_install.ts";
 import type { Hono } from "../../deps.ts";
 import { isUniqueViolation } from "../db/db.ts";
 import { readPkceParams, withFlowState } from "../auth/pkce.ts";
@@ -72,6 +73,7 @@ export async function sendLoginMail(
         ip: clientIp(c),
       });
       s.events.emit("signup", { method: "email" });
+      await userCreated(s, user, clientIp(c));
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
       user = await s.users.findByEmail(email);

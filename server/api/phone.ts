@@ -18,6 +18,7 @@
  *   (the same answer, limits and timing when there is nothing to resend).
  * - GET /reauthenticate for a user with a phone and no e-mail: a nonce by SMS.
  */
+import { userCreated } from "../auth/hooks_install.ts";
 import type { Hono } from "../../deps.ts";
 import { confirmAddressNow, isUnproven, signupClaimOf, signupTokenData } from "../auth/confirm.ts";
 import { parsePhone, type PhoneCodeType, SMS_CODE_KIND } from "../auth/phone.ts";
@@ -121,6 +122,7 @@ export async function otpByPhone(c: Ctx, s: Services, body: Body): Promise<Respo
       ip: clientIp(c),
     });
     s.events.emit("signup", { method: "phone" });
+    await userCreated(s, user, clientIp(c));
   }
   await s.audit.record({
     action: "user_recovery_requested",

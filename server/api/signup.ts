@@ -10,6 +10,7 @@
  * which addresses have accounts. Parallel sign-ups of one address make one
  * user: the unique index decides, the loser is treated as a duplicate.
  */
+import { userCreated } from "../auth/hooks_install.ts";
 import type { Hono } from "../../deps.ts";
 import { isUniqueViolation } from "../db/db.ts";
 import type { SignupClaim } from "../auth/confirm.ts";
@@ -99,6 +100,7 @@ async function anonymousSignup(c: Ctx, s: Services, body: Body): Promise<Respons
     ip: clientIp(c),
   });
   s.events.emit("signup", { method: "anonymous" });
+  await userCreated(s, user, clientIp(c));
   const set = await s.sessions.issue(user, {
     method: "anonymous",
     ip: clientIp(c),
@@ -210,6 +212,7 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
       ip: clientIp(c),
     });
     s.events.emit("signup", { method: channel });
+    await userCreated(s, user, clientIp(c));
 
     if (autoconfirm) {
       const set = await s.sessions.issue(user, {

@@ -113,6 +113,11 @@ export interface AuthErrorOptions extends ErrorOptions {
   retryAfterSec?: number;
   /** The situation, for the few codes answered in two ways (see Situation). */
   situation?: Situation;
+  /**
+   * With situation `hook`: the status the hook's `{error: {http_code}}` asked
+   * for; the api layer answers with it when it is a 4xx (as GoTrue does).
+   */
+  hookHttpCode?: number;
 }
 
 /** An error with a stable reason and a message for people. */
@@ -121,6 +126,7 @@ export class AuthError extends Error {
   readonly details: Record<string, unknown>;
   readonly retryAfterSec?: number;
   readonly situation?: Situation;
+  readonly hookHttpCode?: number;
 
   constructor(readonly errorCode: ErrorCode, message: string, options: AuthErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -128,6 +134,7 @@ export class AuthError extends Error {
     this.details = options.details ?? {};
     this.retryAfterSec = options.retryAfterSec;
     this.situation = options.situation;
+    this.hookHttpCode = options.hookHttpCode;
   }
 }
 

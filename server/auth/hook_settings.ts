@@ -15,6 +15,8 @@ export const HOOK_NAMES = [
   "send_sms",
   "password_verification_attempt",
   "mfa_verification_attempt",
+  "before_user_created",
+  "after_user_created",
 ] as const;
 export type HookName = typeof HOOK_NAMES[number];
 

@@ -10,7 +10,10 @@
  *   `{decision, message}`;
  * - `send_sms`: `{user, sms: {otp, phone}}`, the hook sends it;
  * - `send_email`: `{user, email_data: {token, token_hash, redirect_to,
- *   email_action_type, site_url, token_new, token_hash_new}}`, the hook sends it.
+ *   email_action_type, site_url, token_new, token_hash_new}}`, the hook sends it;
+ * - `before_user_created`: `{user}`, the user about to be created (not by an
+ *   admin); an error answer refuses the sign-up;
+ * - `after_user_created`: `{user}`, once the user is stored.
  *
  * Every payload also carries `metadata: {uuid, time, name, ip_address}`.
  *
@@ -36,6 +39,8 @@ const METADATA_NAMES: Record<HookName, string> = {
   send_sms: "send-sms",
   password_verification_attempt: "password-verification",
   mfa_verification_attempt: "mfa-verification",
+  before_user_created: "before-user-created",
+  after_user_created: "after-user-created",
 };
 
 /** Largest hook answer read (GoTrue: 200 KB). */
@@ -93,10 +98,13 @@ function errorOf(out: unknown): AuthError | null {
   if (!e || typeof e !== "object") return null;
   const { http_code, message } = e as { http_code?: unknown; message?: unknown };
   if (typeof message !== "string" || message === "") return null;
-  // A 4xx the hook asks for is a refusal of the request (400); anything else a failure (500).
-  // GoTrue answers with the hook's own status; our errors carry codes, not statuses.
+  // A 4xx the hook asks for refuses the request with that status (api/errors.ts statusOf), as
+  // GoTrue does; anything else is a failure (500, GoTrue's answer to a missing http_code).
   if (typeof http_code === "number" && http_code >= 400 && http_code < 500) {
-    return new AuthError("validation_failed", message, { situation: "oauth" });
+    return new AuthError("validation_failed", message, {
+      situation: "hook",
+      hookHttpCode: http_code,
+    });
   }
   return hookFailed(message);
 }

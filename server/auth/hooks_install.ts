@@ -2,7 +2,9 @@
  * Connects the enabled auth hooks (auth/hooks.ts) to the domain at start-up:
  * the access-token claims (Sessions), the MFA code check (MfaChallenges).
  * The password verification attempt is asked by the password grant itself
- * (`passwordAttempt` below), the send hooks by the mailer and SMS service.
+ * (`passwordAttempt` below), the send hooks by the mailer and SMS service,
+ * before_user_created by Users.create, after_user_created by the routes
+ * that create users (`userCreated` below).
  */
 import { AuthError } from "./errors.ts";
 import type { Services } from "../services.ts";
@@ -76,6 +78,11 @@ export function installHooks(s: Services): void {
       });
     };
   }
+  if (hooks.enabled("before_user_created")) {
+    s.users.beforeCreate = async (user, tx) => {
+      await hooks.invoke("before_user_created", { user }, "", tx);
+    };
+  }
   if (hooks.enabled("mfa_verification_attempt")) {
     s.mfa.challenges.onAttempt = async (factor, valid, ip) => {
       const out = await hooks.invoke("mfa_verification_attempt", {
@@ -113,4 +120,14 @@ export async function passwordAttempt(
   if (!d.reject) return;
   if (d.logout) await s.sessions.endAll(user.id);
   throw new AuthError("invalid_credentials", d.message);
+}
+
+/**
+ * The after_user_created hook, once a new user is stored (committed), with
+ * the user as GoTrue sends it; its error answer fails the request, though
+ * the user stays (as in GoTrue). Not for users an admin creates.
+ */
+export async function userCreated(s: Services, user: UserRow, ip = ""): Promise<void> {
+  if (!s.hooks.enabled("after_user_created")) return;
+  await s.hooks.invoke("after_user_created", { user: await userJson(s, user) }, ip);
 }

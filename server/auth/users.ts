@@ -101,6 +101,12 @@ export async function lockUserProfile(
 export class Users {
   readonly table: string;
   readonly identities: string;
+  /**
+   * Asked with the user about to be created (auth/hooks_install.ts: GoTrue's
+   * before_user_created hook); throwing refuses the creation. `tx` is the
+   * caller's transaction, when there is one.
+   */
+  beforeCreate?: (user: Record<string, unknown>, tx?: Queryable) => Promise<void>;
 
   constructor(readonly db: Db) {
     this.table = db.t("users");
@@ -133,10 +139,34 @@ export class Users {
     return rows[0] ?? null;
   }
 
-  /** Inserts a user; unique violations propagate (see isUniqueViolation). */
-  async create(fields: UserFields, q: Queryable = this.db): Promise<UserRow> {
+  /**
+   * Inserts a user; unique violations propagate (see isUniqueViolation).
+   * `beforeCreate` is asked first unless `opts.hooks` is false (an admin's
+   * POST /admin/users, as in GoTrue).
+   */
+  async create(
+    fields: UserFields,
+    q: Queryable = this.db,
+    opts: { hooks?: boolean } = {},
+  ): Promise<UserRow> {
     const f: Record<string, unknown> = { ...fields };
     if (typeof f.email === "string") f.email = normalizeEmail(f.email);
+    if (this.beforeCreate && opts.hooks !== false) {
+      // The user as it will be: its id chosen here, so the hook sees the one it gets.
+      f.id ??= crypto.randomUUID();
+      const now = new Date();
+      const draft = {
+        aud: "",
+        role: "",
+        is_anonymous: false,
+        ...f,
+        raw_app_meta_data: f.raw_app_meta_data ?? {},
+        raw_user_meta_data: f.raw_user_meta_data ?? {},
+        created_at: now,
+        updated_at: now,
+      } as unknown as UserRow;
+      await this.beforeCreate(userToJson(draft), q === this.db ? undefined : q);
+    }
     const cols = Object.keys(f).filter((k) => f[k] !== undefined);
     const vals = cols.map((k) => jsonable(f[k]));
     const rows = await q.query<UserRow>(
@@ -187,13 +217,14 @@ export class Users {
     fields: UserFields,
     providers: LocalProvider[],
     q: Queryable = this.db,
+    opts: { hooks?: boolean } = {},
   ): Promise<UserRow> {
     const app: Record<string, unknown> = { ...(fields.raw_app_meta_data ?? {}) };
     if (providers.length) {
       app.provider = providers[0];
       app.providers = [...providers];
     }
-    const user = await this.create({ ...fields, raw_app_meta_data: app }, q);
+    const user = await this.create({ ...fields, raw_app_meta_data: app }, q, opts);
     for (const provider of providers) {
       await this.createIdentity({
         user_id: user.id,

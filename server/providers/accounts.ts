@@ -11,6 +11,7 @@
  * confirms it by the one rule of auth/confirm.ts first: the provider proved
  * ownership, the squatter's password, identities and sessions must not survive.
  */
+import { userCreated } from "../auth/hooks_install.ts";
 import { AuthError } from "../auth/errors.ts";
 import type { ProviderName } from "../config.ts";
 import { isUniqueViolation, type Queryable } from "../db/db.ts";
@@ -142,7 +143,10 @@ export async function signInUser(
       );
     }
   }
-  if (outcome.created) s.events.emit("signup", { method: "oauth", provider });
+  if (outcome.created) {
+    s.events.emit("signup", { method: "oauth", provider });
+    await userCreated(s, outcome.user, opts.ip);
+  }
   if (outcome.unverified) {
     let sent = false;
     if (outcome.user.email) {

@@ -3,19 +3,29 @@
  * against the provider's published keys (JWKS), `iss`, `aud` (our client id),
  * `exp`/`iat` against the server's clock, the `nonce` this server put in the
  * state, and `at_hash` when present. Key sets are fetched once per URL and
- * cached by jose (refetched when an unknown `kid` appears).
+ * cached by jose, refetched when an unknown `kid` appears, at most once per
+ * cooldown (EXTERNAL_JWKS_COOLDOWN): after a rotation the new key is accepted
+ * and, once the set is refetched, the keys it no longer lists are refused.
  */
 import { jose } from "../../deps.ts";
 import { base64url } from "../auth/crypto.ts";
 import { type IdTokenRules, ProviderError } from "./types.ts";
 
+/** jose's default: an unknown kid refetches the set at most every 30 s. */
+const DEFAULT_COOLDOWN_SEC = 30;
+
+/** The cached key sets, by URL and cooldown (servers of one process may differ in it). */
 const keySets = new Map<string, ReturnType<typeof jose.createRemoteJWKSet>>();
 
-function keySet(uri: string): ReturnType<typeof jose.createRemoteJWKSet> {
-  let ks = keySets.get(uri);
+function keySet(uri: string, cooldownSec: number): ReturnType<typeof jose.createRemoteJWKSet> {
+  const key = `${cooldownSec} ${uri}`;
+  let ks = keySets.get(key);
   if (!ks) {
-    ks = jose.createRemoteJWKSet(new URL(uri), { timeoutDuration: 10_000 });
-    keySets.set(uri, ks);
+    ks = jose.createRemoteJWKSet(new URL(uri), {
+      timeoutDuration: 10_000,
+      cooldownDuration: cooldownSec * 1000,
+    });
+    keySets.set(key, ks);
   }
   return ks;
 }
@@ -30,6 +40,8 @@ export interface IdTokenExpectations {
   /** The access token of the same response, for `at_hash`. */
   accessToken?: string;
   now: Date;
+  /** Least seconds between two key-set fetches for an unknown kid (default 30). */
+  jwksCooldownSec?: number;
 }
 
 const ALGORITHMS = [
@@ -58,7 +70,8 @@ export async function verifyIdToken(
   let alg: string;
   try {
     const fixedIssuer = typeof want.rules.issuer === "string" ? want.rules.issuer : undefined;
-    const out = await jose.jwtVerify(idToken, keySet(want.rules.jwksUri), {
+    const keys = keySet(want.rules.jwksUri, want.jwksCooldownSec ?? DEFAULT_COOLDOWN_SEC);
+    const out = await jose.jwtVerify(idToken, keys, {
       audience: want.audience,
       issuer: fixedIssuer,
       currentDate: want.now,

@@ -126,6 +126,7 @@ export async function verifyGrantIdToken(
       nonce: "",
       accessToken: p.accessToken || undefined,
       now,
+      jwksCooldownSec: config.external.jwksCooldownSec,
     });
   } catch (e) {
     if (e instanceof ProviderError) throw invalid(`Bad ID token: ${e.message}`);

@@ -86,6 +86,8 @@ export class ExternalProvider {
     readonly spec: ProviderSpec,
     readonly settings: ProviderConfig,
     logger: ClientLogger,
+    /** EXTERNAL_JWKS_COOLDOWN: least seconds between key-set fetches for an unknown kid. */
+    readonly jwksCooldownSec = 30,
   ) {
     this.endpoints = spec.endpoints(settings.url);
     // EXTERNAL_<X>_CLIENT_ID may list several ids (GoTrue's form, for native apps' ID
@@ -160,6 +162,7 @@ export class ExternalProvider {
         nonce: opts.nonce,
         accessToken: token.token !== idToken ? token.token : undefined,
         now: opts.now,
+        jwksCooldownSec: this.jwksCooldownSec,
       });
     } else if (this.endpoints.idToken && this.spec.name !== "google") {
       throw new ProviderError(`${this.spec.name} sent no ID token`);
@@ -191,7 +194,10 @@ export class ProviderRegistry {
     for (const [name, settings] of Object.entries(config.external.providers)) {
       if (!settings.enabled) continue;
       const spec = PROVIDER_SPECS[name as ProviderName];
-      this.#providers.set(spec.name, new ExternalProvider(spec, settings, logger));
+      this.#providers.set(
+        spec.name,
+        new ExternalProvider(spec, settings, logger, config.external.jwksCooldownSec),
+      );
     }
   }
 

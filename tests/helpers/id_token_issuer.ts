@@ -15,15 +15,21 @@ export interface LocalIssuer {
   url: string;
   /** JWKS requests served so far. */
   jwksFetches: number;
-  /** Signs claims with the current key (RS256 unless `alg` says ES256). */
+  /**
+   * Signs claims with the current key (RS256 unless `alg` says ES256), or with
+   * the RS256 key used before the last rotation (`previous`).
+   */
   sign(
     claims: Record<string, unknown>,
-    opts?: { alg?: "RS256" | "ES256"; kid?: string },
+    opts?: { alg?: "RS256" | "ES256"; kid?: string; previous?: boolean },
   ): Promise<string>;
   /** Signs with a key that is not published (a forged token). */
   signForged(claims: Record<string, unknown>): Promise<string>;
-  /** Adds a new signing key to the published set and signs with it from now on. */
-  rotate(): Promise<void>;
+  /**
+   * Adds a new signing key to the published set and signs with it from now
+   * on; with `retire`, the set publishes only the new key from now on.
+   */
+  rotate(opts?: { retire?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,13 +63,18 @@ const JWKS_PATHS = [
 export async function startLocalIssuer(): Promise<LocalIssuer> {
   const keys: Key[] = [await newKey("RS256"), await newKey("ES256")];
   let current = keys[0];
+  let previous: Key | undefined;
   const forged = await newKey("RS256");
   const ac = new AbortController();
   const issuer: LocalIssuer = {
     url: "",
     jwksFetches: 0,
     async sign(claims, opts = {}) {
-      const key = opts.alg === "ES256" ? keys.find((k) => k.alg === "ES256")! : current;
+      const key = opts.previous
+        ? previous!
+        : opts.alg === "ES256"
+        ? keys.find((k) => k.alg === "ES256")!
+        : current;
       return await new jose.SignJWT(claims)
         .setProtectedHeader({ alg: key.alg, kid: opts.kid ?? key.kid, typ: "JWT" })
         .sign(key.privateKey);
@@ -74,8 +85,10 @@ export async function startLocalIssuer(): Promise<LocalIssuer> {
         .setProtectedHeader({ alg: "RS256", kid: current.kid, typ: "JWT" })
         .sign(forged.privateKey);
     },
-    async rotate() {
+    async rotate(opts = {}) {
+      previous = current;
       current = await newKey("RS256");
+      if (opts.retire) keys.length = 0;
       keys.push(current);
     },
     close: async () => {},

@@ -84,9 +84,22 @@ Deno.test("custom access token hook: a dropped claim or a hook error fails clear
       assert.match(r.body.msg as string, /output claims do not conform.*aud/);
       answer = { error: { http_code: 403, message: "tenant suspended" } };
       r = await call(srv, "POST", "/signup", { email: email(), password: "secret-pw-1" });
-      // GoTrue answers with the hook's http_code; ours: 400 for a 4xx (docs/hooks.md)
-      assert.equal(r.status, 400);
+      // GoTrue answers with the hook's own http_code (internal/hooks/hookserrors)
+      assert.equal(r.status, 403);
+      assert.equal(r.body.code, 403);
       assert.equal(r.body.msg, "tenant suspended");
+      answer = { error: { http_code: 429, message: "slow down" } };
+      r = await call(srv, "POST", "/signup", { email: email(), password: "secret-pw-1" });
+      assert.equal(r.status, 429);
+      assert.equal(r.body.msg, "slow down");
+      // outside 400-499, or none: GoTrue's fallback, 500
+      for (const http_code of [undefined, 302, 503]) {
+        answer = { error: { http_code, message: "broken hook" } };
+        r = await call(srv, "POST", "/signup", { email: email(), password: "secret-pw-1" });
+        assert.equal(r.status, 500, `http_code ${http_code}`);
+        assert.equal(r.body.error_code, "unexpected_failure");
+        assert.equal(r.body.msg, "broken hook");
+      }
       answer = new Response("<html>", { headers: { "content-type": "text/html" } });
       r = await call(srv, "POST", "/signup", { email: email(), password: "secret-pw-1" });
       assert.equal(r.status, 400);

@@ -185,6 +185,53 @@ Deno.test("refused ID tokens: each answer names what was wrong", async () => {
   });
 });
 
+async function withIssuerEnv(
+  extra: Record<string, string>,
+  fn: (srv: TestServer, iss: LocalIssuer) => Promise<void>,
+) {
+  await withIssuer((i) => ({ ...providerEnv("google", i.url), ...extra }), fn);
+}
+
+Deno.test("key rotation: the new key is accepted, the retired one refused (cooldown 0)", async () => {
+  await withIssuerEnv({ AUTHSVC_EXTERNAL_JWKS_COOLDOWN: "0" }, async (srv, iss) => {
+    const base = claims(iss.url, { email: email("rot"), email_verified: true });
+    const before = await idTokenGrant(srv, { provider: "google", id_token: await iss.sign(base) });
+    assert.equal(before.status, 200, JSON.stringify(before.body));
+    assert.equal(iss.jwksFetches, 1);
+    await iss.rotate({ retire: true });
+    // a token of the new key: its kid is unknown to the cache, the set is fetched again
+    const after = await idTokenGrant(srv, { provider: "google", id_token: await iss.sign(base) });
+    assert.equal(after.status, 200, JSON.stringify(after.body));
+    assert.equal(iss.jwksFetches, 2);
+    assert.equal(
+      (after.body.user as ApiUser).id,
+      (before.body.user as ApiUser).id,
+      "the same account",
+    );
+    // the retired key is no longer in the set the server holds
+    const old = await idTokenGrant(srv, {
+      provider: "google",
+      id_token: await iss.sign(base, { previous: true }),
+    });
+    assert.equal(old.status, 400, JSON.stringify(old.body));
+    assert.equal(old.body.error_code, "validation_failed");
+    assert.match(old.body.msg as string, /no matching key/);
+  });
+});
+
+Deno.test("key rotation: within the cooldown an unknown key is not fetched", async () => {
+  await withIssuerEnv({ AUTHSVC_EXTERNAL_JWKS_COOLDOWN: "1h" }, async (srv, iss) => {
+    const base = claims(iss.url, { email: email("cool"), email_verified: true });
+    const first = await idTokenGrant(srv, { provider: "google", id_token: await iss.sign(base) });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    await iss.rotate({ retire: true });
+    const r = await idTokenGrant(srv, { provider: "google", id_token: await iss.sign(base) });
+    assert.equal(r.status, 400, JSON.stringify(r.body));
+    assert.match(r.body.msg as string, /no matching key/);
+    assert.equal(iss.jwksFetches, 1, "no refetch within the cooldown");
+  });
+});
+
 Deno.test("a verified address links to the existing account; an unverified one does not", async () => {
   await withIssuer((i) => providerEnv("google", i.url), async (srv, iss) => {
     const address = email("link");

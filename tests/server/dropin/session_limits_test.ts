@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { ConfigError, readConfig } from "../../../server/config.ts";
 import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
-import { email, passwordGrant, refreshGrant, signUpSession } from "./_helpers.ts";
+import { bearer, call, email, passwordGrant, refreshGrant, signUpSession } from "./_helpers.ts";
 
 /** A clock a test moves forward by hand. */
 function movableClock() {
@@ -115,4 +115,61 @@ Deno.test("a malformed session limit stops the start naming the variable", () =>
   );
   const { config } = readConfig({ ...BASE_ENV, AUTHSVC_SESSIONS_INACTIVITY_TIMEOUT: "1h30m" });
   assert.equal(config.sessions.inactivityTimeoutSec, 5400);
+});
+
+// GoTrue's requireAdminCredentials (internal/api/middleware.go, and its
+// middleware_test.go "admin token past session timebox is rejected"): an admin
+// token bound to a session opens nothing once the session is past a limit.
+Deno.test("an admin token of a session past its time box: 403 session_expired", async () => {
+  const clock = movableClock();
+  const srv = await startTestServer({
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
+    AUTHSVC_SESSIONS_TIMEBOX: "1h",
+    AUTHSVC_JWT_EXP: "86400",
+  }, { clock });
+  try {
+    const address = email();
+    const s = await signUpSession(srv, address, "secret-pw-1");
+    const id = (s.user as Record<string, unknown>).id as string;
+    const service = bearer(await srv.serviceRoleToken());
+    const promoted = await call(
+      srv,
+      "PUT",
+      `/admin/users/${id}`,
+      { role: "supabase_admin" },
+      service,
+    );
+    assert.equal(promoted.status, 200, JSON.stringify(promoted.body));
+    const signIn = await passwordGrant(srv, { email: address, password: "secret-pw-1" });
+    const admin = bearer(signIn.body.access_token as string);
+    assert.equal((await call(srv, "GET", "/admin/users", undefined, admin)).status, 200);
+    clock.advance(61 * 60); // the access token lives a day, the session's time box is an hour
+    const late = await call(srv, "GET", "/admin/users", undefined, admin);
+    assert.equal(late.status, 403);
+    assert.equal(late.body.error_code, "session_expired");
+    assert.equal(late.body.msg, "Session is no longer valid");
+    // a sessionless service_role token is not affected
+    assert.equal((await call(srv, "GET", "/admin/users", undefined, service)).status, 200);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("an admin token whose session was signed out: 403 session_not_found", async () => {
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const address = email();
+    const s = await signUpSession(srv, address, "secret-pw-1");
+    const id = (s.user as Record<string, unknown>).id as string;
+    const service = bearer(await srv.serviceRoleToken());
+    await call(srv, "PUT", `/admin/users/${id}`, { role: "supabase_admin" }, service);
+    const signIn = await passwordGrant(srv, { email: address, password: "secret-pw-1" });
+    const admin = bearer(signIn.body.access_token as string);
+    assert.equal((await call(srv, "POST", "/logout", undefined, admin)).status, 204);
+    const after = await call(srv, "GET", "/admin/users", undefined, admin);
+    assert.equal(after.status, 403);
+    assert.equal(after.body.error_code, "session_not_found");
+  } finally {
+    await srv.close();
+  }
 });
