@@ -42,7 +42,7 @@ Deno.test("grant_type=web3 answers 422 web3_provider_disabled, as GoTrue with We
       assert.equal(r.body.error_code, "web3_provider_disabled");
       assert.equal(r.body.msg, "Web3 provider is disabled");
     }
-    const other = await postJson(srv, "/token?grant_type=id_token", {});
+    const other = await postJson(srv, "/token?grant_type=saml2_bearer", {});
     assert.equal(other.status, 400);
     assert.equal(other.body.error_code, "unsupported_grant_type");
   } finally {
