@@ -34,10 +34,13 @@ export class IdentityStore {
   }
 
   /** The identities of several users, by user id, each list oldest first. */
-  async listByUsers(userIds: string[]): Promise<Map<string, IdentityRow[]>> {
+  async listByUsers(
+    userIds: string[],
+    q: Queryable = this.db,
+  ): Promise<Map<string, IdentityRow[]>> {
     const out = new Map<string, IdentityRow[]>();
     if (!userIds.length) return out;
-    const rows = await this.db.query<IdentityRow>(
+    const rows = await q.query<IdentityRow>(
       `SELECT * FROM ${this.#t} WHERE user_id IN (${
         userIds.map((_, i) => `$${i + 1}::uuid`).join(", ")
       }) ORDER BY created_at`,

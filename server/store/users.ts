@@ -103,8 +103,8 @@ export class UserStore {
   }
 
   /** The user whose pending e-mail change goes to `email` (the latest asked). */
-  async findByPendingEmail(email: string): Promise<UserRow | null> {
-    const rows = await this.db.query<UserRow>(
+  async findByPendingEmail(email: string, q: Queryable = this.db): Promise<UserRow | null> {
+    const rows = await q.query<UserRow>(
       `SELECT * FROM ${this.#t} WHERE email_change = $1 AND deleted_at IS NULL
        ORDER BY email_change_sent_at DESC NULLS LAST LIMIT 1`,
       [email],
@@ -113,8 +113,8 @@ export class UserStore {
   }
 
   /** The user whose pending phone change goes to `phone` (the latest asked). */
-  async findByPendingPhone(phone: string): Promise<UserRow | null> {
-    const rows = await this.db.query<UserRow>(
+  async findByPendingPhone(phone: string, q: Queryable = this.db): Promise<UserRow | null> {
+    const rows = await q.query<UserRow>(
       `SELECT * FROM ${this.#t} WHERE phone_change = $1 AND deleted_at IS NULL
        ORDER BY phone_change_sent_at DESC NULLS LAST LIMIT 1`,
       [phone],
@@ -144,16 +144,16 @@ export class UserStore {
     ascending: boolean;
     limit: number;
     offset: number;
-  }): Promise<UserPage> {
+  }, q: Queryable = this.db): Promise<UserPage> {
     const like = `%${o.filter.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
     const where =
       `deleted_at IS NULL AND ($1 = '' OR email ILIKE $2 OR raw_user_meta_data->>'full_name' ILIKE $2)`;
-    const [{ n }] = await this.db.query<{ n: number }>(
+    const [{ n }] = await q.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${this.#t} WHERE ${where}`,
       [o.filter, like],
     );
     const dir = o.ascending ? "ASC" : "DESC";
-    const users = await this.db.query<UserRow>(
+    const users = await q.query<UserRow>(
       `SELECT * FROM ${this.#t} WHERE ${where} ORDER BY created_at ${dir}, id LIMIT $3 OFFSET $4`,
       [o.filter, like, o.limit, o.offset],
     );
@@ -196,8 +196,11 @@ export class UserStore {
    * Counts one confirmation of a secure e-mail change in one statement and
    * returns the count (null when the user is gone).
    */
-  async countEmailChangeConfirmation(userId: string): Promise<number | null> {
-    const [row] = await this.db.query<{ n: number }>(
+  async countEmailChangeConfirmation(
+    userId: string,
+    q: Queryable = this.db,
+  ): Promise<number | null> {
+    const [row] = await q.query<{ n: number }>(
       `UPDATE ${this.#t} SET email_change_confirm_status = email_change_confirm_status + 1,
          updated_at = now() WHERE id = $1 RETURNING email_change_confirm_status::int AS n`,
       [userId],
