@@ -1,6 +1,7 @@
 /**
- * Users and identities: the rows, the queries the hot paths need, and the
- * JSON shape `@supabase/auth-js` reads. E-mail addresses are stored
+ * Users and identities: the rules over their rows (the statements are in
+ * server/store/users.ts, identities.ts and profile.ts), and the JSON shape
+ * `@supabase/auth-js` reads. E-mail addresses are stored
  * lower-cased; phones as GoTrue stores and shows them: E.164 digits without
  * the leading "+" ("15551234567").
  */

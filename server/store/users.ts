@@ -1,7 +1,6 @@
 /**
  * The users table: every statement that reads or writes a user row. E-mail
- * addresses arrive here already normalised by the domain (auth/users.ts);
- * `create` and `update` lower-case them once more, as they always did.
+ * addresses arrive here already normalised by the domain (auth/users.ts).
  */
 import type { Db, Queryable } from "../db/db.ts";
 import { isUniqueViolation } from "../db/db.ts";
