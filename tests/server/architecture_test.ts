@@ -136,3 +136,15 @@ Deno.test("no file of server/api/ imports server/db/ or holds SQL", () => {
   ]);
   assert.deepEqual(wrong, [], "handlers call the domain; SQL lives in server/store/");
 });
+
+Deno.test("SQL is written only in server/store/ (and the migrator and drivers in server/db/)", () => {
+  const wrong = all
+    .filter((s) => !s.path.startsWith("store/") && !s.path.startsWith("db/"))
+    .flatMap((s) =>
+      s.literals.filter((l) => SQL.test(l)).map((l) =>
+        `${s.path} holds SQL: ${l.replace(/\s+/g, " ").slice(0, 60)}`
+      )
+    );
+  assert.deepEqual(wrong, [], "domain services call a store class (docs/architecture.md)");
+  assert.ok(all.some((s) => s.path.startsWith("store/") && s.literals.some((l) => SQL.test(l))));
+});
