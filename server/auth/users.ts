@@ -8,13 +8,7 @@
 import type { Db, Queryable } from "../db/db.ts";
 import { type IdentityRow, IdentityStore } from "../store/identities.ts";
 import { type Profile, type ProfileRevision, ProfileStore } from "../store/profile.ts";
-import {
-  lockUserProfile,
-  type UserFields,
-  type UserPage,
-  type UserRow,
-  UserStore,
-} from "../store/users.ts";
+import { type UserFields, type UserPage, type UserRow, UserStore } from "../store/users.ts";
 import { isoString } from "../util/time.ts";
 
 export type { IdentityRow } from "../store/identities.ts";
@@ -51,9 +45,6 @@ export function normalizePhone(phone: string): string | null {
 
 /** The identity providers a user created by e-mail or phone gets. */
 export type LocalProvider = "email" | "phone";
-
-/** Users.lockProfile for code that has the users table's name but no Users. */
-export { lockUserProfile };
 
 /** Users and identities over one database: the rules, with the SQL in server/store/. */
 export class Users {

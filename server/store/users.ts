@@ -48,24 +48,6 @@ export interface UserPage {
   users: UserRow[];
 }
 
-/**
- * Takes the user row's lock and a new profile revision
- * (migrations/0009_profile_rev.sql). For code that has the users table's
- * name but no UserStore; false when the user does not exist (or is deleted).
- */
-export async function lockUserProfile(
-  q: Queryable,
-  usersTable: string,
-  userId: string,
-): Promise<boolean> {
-  const rows = await q.query(
-    `UPDATE ${usersTable} SET profile_rev = nextval('${usersTable}_profile_rev_seq')
-     WHERE id = $1 AND deleted_at IS NULL RETURNING id`,
-    [userId],
-  );
-  return rows.length > 0;
-}
-
 /** The users table of one database. */
 export class UserStore {
   readonly #t: string;
@@ -186,9 +168,18 @@ export class UserStore {
     return rows[0] ?? null;
   }
 
-  /** See Users.lockProfile (auth/users.ts). */
-  lockProfile(userId: string, q: Queryable): Promise<boolean> {
-    return lockUserProfile(q, this.#t, userId);
+  /**
+   * Takes the user row's lock and a new profile revision
+   * (migrations/0009_profile_rev.sql); false when the user does not exist
+   * (or is deleted). See Users.lockProfile (auth/users.ts).
+   */
+  async lockProfile(userId: string, q: Queryable): Promise<boolean> {
+    const rows = await q.query(
+      `UPDATE ${this.#t} SET profile_rev = nextval('${this.#t}_profile_rev_seq')
+       WHERE id = $1 AND deleted_at IS NULL RETURNING id`,
+      [userId],
+    );
+    return rows.length > 0;
   }
 
   /**
