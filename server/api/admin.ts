@@ -6,11 +6,11 @@
  */
 import type { Hono } from "../../deps.ts";
 import { checkPassword } from "../auth/pwned.ts";
-import { isUniqueViolation, type Queryable } from "../db/db.ts";
-import type { IdentityRow, LocalProvider, UserRow } from "../auth/users.ts";
-import { userToJson } from "../auth/users.ts";
+import type { LocalProvider, UserRow } from "../auth/users.ts";
+import { isUniqueViolation, userToJson } from "../auth/users.ts";
 import { UserPages } from "../auth/user_pages.ts";
-import { confirmDepsOf, endUnprovenAccess, planConfirmation } from "../auth/confirm.ts";
+import { confirmDepsOf, planConfirmation } from "../auth/confirm.ts";
+import { softDeleteUser, updateUserAsAdmin } from "../auth/admin_users.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx, requireAdmin } from "./context.ts";
 import {
@@ -62,25 +62,23 @@ async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: string
   if (p.phone) providers.push("phone");
   let user: UserRow;
   try {
-    user = await s.db.transaction((tx) =>
-      s.users.createWithIdentities(
-        {
-          id: p.id,
-          aud: s.config.jwt.aud,
-          role: p.role || s.config.jwt.defaultGroupName || "authenticated",
-          email: p.email,
-          phone: p.phone,
-          encrypted_password: hash,
-          email_confirmed_at: p.email && p.emailConfirm ? now : undefined,
-          phone_confirmed_at: p.phone && p.phoneConfirm ? now : undefined,
-          raw_user_meta_data: p.userMetadata ?? {},
-          raw_app_meta_data: p.appMetadata ?? {},
-          banned_until: p.bannedUntil ?? undefined,
-        },
-        providers,
-        tx,
-        { hooks: false }, // GoTrue's before_user_created is not asked for an admin's user
-      )
+    user = await s.users.createWithIdentities(
+      {
+        id: p.id,
+        aud: s.config.jwt.aud,
+        role: p.role || s.config.jwt.defaultGroupName || "authenticated",
+        email: p.email,
+        phone: p.phone,
+        encrypted_password: hash,
+        email_confirmed_at: p.email && p.emailConfirm ? now : undefined,
+        phone_confirmed_at: p.phone && p.phoneConfirm ? now : undefined,
+        raw_user_meta_data: p.userMetadata ?? {},
+        raw_app_meta_data: p.appMetadata ?? {},
+        banned_until: p.bannedUntil ?? undefined,
+      },
+      providers,
+      undefined,
+      { hooks: false }, // GoTrue's before_user_created is not asked for an admin's user
     );
   } catch (e) {
     if (isUniqueViolation(e)) throw conflict(e);
@@ -134,28 +132,14 @@ async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams
   let updated = user;
   if (Object.keys(fields).length) {
     try {
-      updated = await s.db.transaction(async (tx) => {
-        // Merged over the row as it is once locked, so concurrent updates of one user each
-        // land (metadata merges included), as they would one after the other.
-        if (!await s.users.lockProfile(user.id, tx)) throw notFound();
-        const fresh = await s.users.findById(user.id, tx);
-        if (!fresh) throw notFound();
+      // Merged over the row as it is once locked, so concurrent updates of one user each
+      // land (metadata merges included), as they would one after the other.
+      updated = await updateUserAsAdmin(confirmDepsOf(s), user.id, (fresh) => {
         ({ fields, plan } = build(fresh));
-        if (!Object.keys(fields).length) return fresh;
-        const u = await s.users.update(user.id, fields, tx);
-        if (!u) throw notFound();
-        if (plan?.reset) {
-          await endUnprovenAccess(confirmDepsOf(s), u.id, plan.reset.keepProviders, tx);
-        }
-        if (banning) await s.sessions.endAll(u.id, tx);
-        if (u.email && (fields.email !== undefined || fields.email_confirmed_at)) {
-          await s.users.syncLocalIdentity(u, "email", tx);
-        }
-        if (u.phone && (fields.phone !== undefined || fields.phone_confirmed_at)) {
-          await s.users.syncLocalIdentity(u, "phone", tx);
-        }
-        return await s.users.findById(u.id, tx) ?? u;
-      });
+        return { fields, keepProviders: plan?.reset ? plan.reset.keepProviders : undefined };
+      }, banning) ?? (() => {
+        throw notFound();
+      })();
     } catch (e) {
       if (isUniqueViolation(e)) throw conflict(e);
       throw e;
@@ -177,23 +161,6 @@ async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams
     });
   }
   return c.json(await userResponse(s, updated));
-}
-
-async function identitiesOf(
-  q: Queryable,
-  table: string,
-  ids: string[],
-): Promise<Map<string, IdentityRow[]>> {
-  const out = new Map<string, IdentityRow[]>();
-  if (!ids.length) return out;
-  const rows = await q.query<IdentityRow>(
-    `SELECT * FROM ${table} WHERE user_id IN (${
-      ids.map((_, i) => `$${i + 1}::uuid`).join(", ")
-    }) ORDER BY created_at`,
-    ids,
-  );
-  for (const r of rows) out.set(r.user_id, [...(out.get(r.user_id) ?? []), r]);
-  return out;
 }
 
 function positiveInt(c: Ctx, name: string, def: number, max: number): number {
@@ -220,32 +187,25 @@ async function listUsers(c: Ctx, s: Services) {
       if (e instanceof TypeError) throw badRequest(e.message);
       throw e;
     }
-    const ids = await identitiesOf(s.db, s.users.identities, page.users.map((u) => u.id));
+    const ids = await s.users.identitiesOfUsers(page.users.map((u) => u.id));
     if (page.next) c.header("X-Next-Cursor", page.next);
     return c.json({
       users: page.users.map((u) => userToJson(u, { identities: ids.get(u.id) ?? [] })),
       aud: s.config.jwt.aud,
     });
   }
-  const t = s.users.table;
-  const like = `%${filter.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
-  const where =
-    `deleted_at IS NULL AND ($1 = '' OR email ILIKE $2 OR raw_user_meta_data->>'full_name' ILIKE $2)`;
-  const [{ n }] = await s.db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM ${t} WHERE ${where}`,
-    [filter, like],
-  );
   // GoTrue's sort parameter: "created_at asc" or "created_at desc" (the default).
   const sort = (c.req.query("sort") ?? "").trim().toLowerCase();
   if (sort && !/^created_at(\s+(asc|desc))?$/.test(sort)) {
     throw badRequest("sort must be created_at asc or created_at desc");
   }
-  const dir = sort.endsWith("asc") ? "ASC" : "DESC";
-  const users = await s.db.query<UserRow>(
-    `SELECT * FROM ${t} WHERE ${where} ORDER BY created_at ${dir}, id LIMIT $3 OFFSET $4`,
-    [filter, like, perPage, (page - 1) * perPage],
-  );
-  const ids = await identitiesOf(s.db, s.users.identities, users.map((u) => u.id));
+  const { total: n, users } = await s.users.list({
+    filter,
+    ascending: sort.endsWith("asc"),
+    page,
+    perPage,
+  });
+  const ids = await s.users.identitiesOfUsers(users.map((u) => u.id));
   // Links as GoTrue's addPaginationHeaders: the request's parameters with `page`
   // set (keys sorted), the last page being 0 for an empty list. Only the
   // parameters this route reads, as it read them: a request's unknown or huge
@@ -277,14 +237,7 @@ async function deleteUser(c: Ctx, s: Services, id: string, actor: string) {
   if (!user) throw notFound();
   if (soft) {
     // The row stays (audit, foreign keys); the addresses become free again.
-    await s.db.transaction(async (tx) => {
-      await tx.query(
-        `UPDATE ${s.users.table} SET deleted_at = $2, updated_at = $2 WHERE id = $1`,
-        [id, s.clock.now()],
-      );
-      await tx.query(`DELETE FROM ${s.users.identities} WHERE user_id = $1`, [id]);
-      await tx.query(`DELETE FROM ${s.db.t("sessions")} WHERE user_id = $1`, [id]);
-    });
+    await softDeleteUser(confirmDepsOf(s), id, s.clock.now());
   } else {
     await s.users.delete(id);
   }

@@ -13,11 +13,10 @@
  * `signup` for a new magic-link user) and `redirect_to`.
  */
 import type { Hono } from "../../deps.ts";
-import { isUniqueViolation } from "../db/db.ts";
 import type { SignupClaim } from "../auth/confirm.ts";
 import { checkPassword } from "../auth/pwned.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
-import { type UserRow, userToJson } from "../auth/users.ts";
+import { isUniqueViolation, type UserRow, userToJson } from "../auth/users.ts";
 import { type EmailAction, generateActionLink } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { userCreated } from "../auth/hooks_install.ts";
@@ -61,18 +60,15 @@ async function signupUser(
     }) ?? existing;
   }
   try {
-    return await s.db.transaction((tx) =>
-      s.users.createWithIdentities(
-        {
-          aud: s.config.jwt.aud,
-          role: s.config.jwt.defaultGroupName || "authenticated",
-          email,
-          encrypted_password: hash,
-          raw_user_meta_data: data ?? {},
-        },
-        ["email"],
-        tx,
-      )
+    return await s.users.createWithIdentities(
+      {
+        aud: s.config.jwt.aud,
+        role: s.config.jwt.defaultGroupName || "authenticated",
+        email,
+        encrypted_password: hash,
+        raw_user_meta_data: data ?? {},
+      },
+      ["email"],
     );
   } catch (e) {
     if (isUniqueViolation(e)) throw emailExists();

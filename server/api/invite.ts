@@ -7,9 +7,8 @@
  */
 import { userCreated } from "../auth/hooks_install.ts";
 import type { Hono } from "../../deps.ts";
-import { isUniqueViolation } from "../db/db.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
-import { type UserRow, userToJson } from "../auth/users.ts";
+import { isUniqueViolation, type UserRow, userToJson } from "../auth/users.ts";
 import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, bearerToken, clientIp, type Ctx } from "./context.ts";
@@ -45,18 +44,15 @@ export async function invitedUser(
     return { user, created: false };
   }
   try {
-    const user = await s.db.transaction((tx) =>
-      s.users.createWithIdentities(
-        {
-          aud: s.config.jwt.aud,
-          role: s.config.jwt.defaultGroupName || "authenticated",
-          email,
-          invited_at: s.clock.now(),
-          raw_user_meta_data: data,
-        },
-        ["email"],
-        tx,
-      )
+    const user = await s.users.createWithIdentities(
+      {
+        aud: s.config.jwt.aud,
+        role: s.config.jwt.defaultGroupName || "authenticated",
+        email,
+        invited_at: s.clock.now(),
+        raw_user_meta_data: data,
+      },
+      ["email"],
     );
     return { user, created: true };
   } catch (e) {

@@ -7,10 +7,9 @@
  */
 import { userCreated } from "../auth/hooks_install.ts";
 import type { Hono } from "../../deps.ts";
-import { isUniqueViolation } from "../db/db.ts";
 import { readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
-import type { UserRow } from "../auth/users.ts";
+import { isUniqueViolation, type UserRow } from "../auth/users.ts";
 import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
@@ -51,17 +50,14 @@ export async function sendLoginMail(
       throw new ApiError(422, "signup_disabled", "Signups not allowed for this instance");
     }
     try {
-      user = await s.db.transaction((tx) =>
-        s.users.createWithIdentities(
-          {
-            aud: s.config.jwt.aud,
-            role: s.config.jwt.defaultGroupName || "authenticated",
-            email,
-            raw_user_meta_data: data,
-          },
-          ["email"],
-          tx,
-        )
+      user = await s.users.createWithIdentities(
+        {
+          aud: s.config.jwt.aud,
+          role: s.config.jwt.defaultGroupName || "authenticated",
+          email,
+          raw_user_meta_data: data,
+        },
+        ["email"],
       );
       created = true;
       await s.audit.record({

@@ -23,8 +23,7 @@ import type { Hono } from "../../deps.ts";
 import { confirmAddressNow, isUnproven, signupClaimOf, signupTokenData } from "../auth/confirm.ts";
 import { parsePhone, type PhoneCodeType, SMS_CODE_KIND } from "../auth/phone.ts";
 import type { TokenSet } from "../auth/sessions.ts";
-import type { UserRow } from "../auth/users.ts";
-import { isUniqueViolation } from "../db/db.ts";
+import { isUniqueViolation, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
 import { ApiError, badRequest, unprocessable } from "./errors.ts";
@@ -36,16 +35,6 @@ function requirePhoneEnabled(s: Services, what = "Phone logins"): void {
   if (!s.config.external.phoneEnabled) {
     throw new ApiError(400, "phone_provider_disabled", `${what} are disabled`);
   }
-}
-
-/** The user whose pending phone change goes to `phone`, if any. */
-async function findByPhoneChange(s: Services, phone: string): Promise<UserRow | null> {
-  const rows = await s.db.query<UserRow>(
-    `SELECT * FROM ${s.users.table} WHERE phone_change = $1 AND deleted_at IS NULL
-     ORDER BY phone_change_sent_at DESC NULLS LAST LIMIT 1`,
-    [phone],
-  );
-  return rows[0] ?? null;
 }
 
 /**
@@ -76,17 +65,14 @@ export async function otpByPhone(c: Ctx, s: Services, body: Body): Promise<Respo
       throw new ApiError(422, "signup_disabled", "Signups not allowed for this instance");
     }
     try {
-      user = await s.db.transaction((tx) =>
-        s.users.createWithIdentities(
-          {
-            aud: s.config.jwt.aud,
-            role: s.config.jwt.defaultGroupName || "authenticated",
-            phone,
-            raw_user_meta_data: data,
-          },
-          ["phone"],
-          tx,
-        )
+      user = await s.users.createWithIdentities(
+        {
+          aud: s.config.jwt.aud,
+          role: s.config.jwt.defaultGroupName || "authenticated",
+          phone,
+          raw_user_meta_data: data,
+        },
+        ["phone"],
       );
       created = true;
     } catch (e) {
@@ -260,7 +246,7 @@ export async function resendByPhone(
   if (type === "sms") {
     to = user && !user.phone_confirmed_at ? phone : null;
   } else {
-    if (!user?.phone_change) user = await findByPhoneChange(s, phone);
+    if (!user?.phone_change) user = await s.users.findByPendingPhone(phone);
     to = user?.phone_change || null;
   }
   const messageId = crypto.randomUUID();

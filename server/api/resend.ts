@@ -21,12 +21,7 @@ import { parsePhone } from "../auth/phone.ts";
 async function findEmailChange(s: Services, email: string): Promise<UserRow | null> {
   const byCurrent = await s.users.findByEmail(email);
   if (byCurrent?.email_change) return byCurrent;
-  const rows = await s.db.query<UserRow>(
-    `SELECT * FROM ${s.users.table} WHERE email_change = $1 AND deleted_at IS NULL
-     ORDER BY email_change_sent_at DESC NULLS LAST LIMIT 1`,
-    [email],
-  );
-  return rows[0] ?? null;
+  return await s.users.findByPendingEmail(email);
 }
 
 /**

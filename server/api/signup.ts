@@ -12,10 +12,9 @@
  */
 import { userCreated } from "../auth/hooks_install.ts";
 import type { Hono } from "../../deps.ts";
-import { isUniqueViolation } from "../db/db.ts";
 import type { SignupClaim } from "../auth/confirm.ts";
 import { checkPassword } from "../auth/pwned.ts";
-import { normalizePhone, type UserRow, userToJson } from "../auth/users.ts";
+import { isUniqueViolation, normalizePhone, type UserRow, userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx } from "./context.ts";
 import { AuthError, unprocessable } from "./errors.ts";
@@ -163,21 +162,18 @@ export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
     const lookedUp = performance.now();
     if (!existing) {
       try {
-        user = await s.db.transaction((tx) =>
-          s.users.createWithIdentities(
-            {
-              aud: cfg.jwt.aud,
-              role: cfg.jwt.defaultGroupName || "authenticated",
-              email: channel === "email" ? address : undefined,
-              phone: channel === "phone" ? address : undefined,
-              encrypted_password: hash,
-              email_confirmed_at: channel === "email" && autoconfirm ? now : undefined,
-              phone_confirmed_at: channel === "phone" && autoconfirm ? now : undefined,
-              raw_user_meta_data: data,
-            },
-            [channel],
-            tx,
-          )
+        user = await s.users.createWithIdentities(
+          {
+            aud: cfg.jwt.aud,
+            role: cfg.jwt.defaultGroupName || "authenticated",
+            email: channel === "email" ? address : undefined,
+            phone: channel === "phone" ? address : undefined,
+            encrypted_password: hash,
+            email_confirmed_at: channel === "email" && autoconfirm ? now : undefined,
+            phone_confirmed_at: channel === "phone" && autoconfirm ? now : undefined,
+            raw_user_meta_data: data,
+          },
+          [channel],
         );
       } catch (e) {
         if (!isUniqueViolation(e)) throw e;

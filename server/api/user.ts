@@ -161,19 +161,18 @@ export function userRoutes(app: Hono<AppEnv>, s: Services): void {
     if (Object.keys(u.fields).length) {
       // The steps checked that no other user has the new e-mail or phone; one that took it
       // since gets the answer it would get a moment later: 422 email_exists / phone_exists.
-      user = await s.db.transaction(async (tx) => {
-        if (data) {
-          // Merged over the row as it is once locked: concurrent updates of the metadata
-          // each land, as they would one after the other.
-          await s.users.lockProfile(caller.user.id, tx);
-          const current = await s.users.findById(caller.user.id, tx);
-          if (current) {
+      user = await s.users.updateMerging(
+        caller.user.id,
+        u.fields,
+        data
+          ? (current) => {
+            // Merged over the row as it is once locked: concurrent updates of the metadata
+            // each land, as they would one after the other.
             u.fields.raw_user_meta_data = mergeMetadata(current.raw_user_meta_data ?? {}, data);
             checkObjectBounds("data", u.fields.raw_user_meta_data);
           }
-        }
-        return await s.users.update(caller.user.id, u.fields, tx);
-      }).catch((e) => {
+          : undefined,
+      ).catch((e) => {
         throw uniqueViolationAnswer(e) ?? e;
       }) ??
         (() => {

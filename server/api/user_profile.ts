@@ -20,10 +20,8 @@
  */
 import type { FactorRow } from "../auth/mfa.ts";
 import { factorToJson } from "../auth/mfa.ts";
-import type { IdentityRow, UserRow } from "../auth/users.ts";
-import { userToJson } from "../auth/users.ts";
+import { type ProfileRevision, userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
-import { parseTimestamptz } from "../util/time.ts";
 import { bearerToken, type Ctx, verifiedClaims } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { isUuid } from "./input.ts";
@@ -57,89 +55,34 @@ export class ProfileCache {
   }
 }
 
-/** The user columns GET /user answers with (not the password hash, nor the bookkeeping ones). */
-const PROFILE_COLUMNS = [
-  "id",
-  "aud",
-  "role",
-  "email",
-  "email_confirmed_at",
-  "invited_at",
-  "confirmation_sent_at",
-  "recovery_sent_at",
-  "email_change",
-  "email_change_sent_at",
-  "phone",
-  "phone_confirmed_at",
-  "phone_change",
-  "phone_change_sent_at",
-  "reauthentication_sent_at",
-  "last_sign_in_at",
-  "raw_app_meta_data",
-  "raw_user_meta_data",
-  "banned_until",
-  "is_anonymous",
-  "created_at",
-  "updated_at",
-] as const;
+const caches = new WeakMap<Services, ProfileCache>();
 
-/** The user as the profile statement reads it. */
-type ProfileUser = Pick<UserRow, typeof PROFILE_COLUMNS[number]>;
-
-interface ProfileState {
-  cache: ProfileCache;
-  /** The revision and the session check. */
-  revSql: string;
-  /** Everything GET /user answers, the session check and the revision. */
-  fullSql: string;
-}
-
-const states = new WeakMap<Services, ProfileState>();
-
-function state(s: Services): ProfileState {
-  let st = states.get(s);
-  if (!st) {
-    const session = `EXISTS (SELECT 1 FROM ${s.sessions.sessions} x WHERE x.id = $2::uuid)`;
-    // array_to_json turns timestamptz into ISO 8601 strings; they are read back into Dates
-    // below. ARRAY(subquery) rather than json_agg(... ORDER BY ...): an ordered aggregate set up
-    // a sort for every execution, whose memory made the backend grow and shrink its heap on
-    // every GET /user (page faults were a third of PostgreSQL's time on it), and an aggregate
-    // costs more to start than an array subquery; the few rows are put in order here instead.
-    st = {
-      cache: new ProfileCache(s.config.api.userCacheSize),
-      revSql: `SELECT u.profile_rev AS "__rev", ${session} AS "__session"
-        FROM ${s.users.table} u WHERE u.id = $1 AND u.deleted_at IS NULL`,
-      fullSql: `SELECT ${PROFILE_COLUMNS.map((k) => `u.${k}`).join(", ")},
-        u.profile_rev AS "__rev", ${session} AS "__session",
-        array_to_json(ARRAY(SELECT i FROM ${s.users.identities} i
-          WHERE i.user_id = u.id)) AS "__identities",
-        array_to_json(ARRAY(SELECT f FROM ${s.mfa.factors} f
-          WHERE f.user_id = u.id)) AS "__factors"
-        FROM ${s.users.table} u WHERE u.id = $1 AND u.deleted_at IS NULL`,
-    };
-    states.set(s, st);
+function cacheOf(s: Services): ProfileCache {
+  let cache = caches.get(s);
+  if (!cache) {
+    cache = new ProfileCache(s.config.api.userCacheSize);
+    caches.set(s, cache);
   }
-  return st;
+  return cache;
 }
 
 /** The kept answers of a server (tests read their number). */
 export function profileCache(s: Services): ProfileCache {
-  return state(s).cache;
-}
-
-/** Both statements' first columns. */
-interface RevRow {
-  __rev: number;
-  __session: boolean;
+  return cacheOf(s);
 }
 
 /** The user_not_found and session_not_found refusals, in that order. */
-function refuse(st: ProfileState, userId: string, row: RevRow | undefined, sid: string | null) {
+function refuse(
+  cache: ProfileCache,
+  userId: string,
+  row: ProfileRevision | null,
+  sid: string | null,
+): asserts row is ProfileRevision {
   if (!row) {
-    st.cache.delete(userId);
+    cache.delete(userId);
     throw new ApiError(403, "user_not_found", "User from sub claim in JWT does not exist");
   }
-  if (sid !== null && !row.__session) {
+  if (sid !== null && !row.session) {
     throw new ApiError(
       403,
       "session_not_found",
@@ -154,52 +97,21 @@ export async function userProfileResponse(c: Ctx): Promise<Response> {
   const claims = await verifiedClaims(c, bearerToken(c));
   const sid = typeof claims.session_id === "string" && claims.session_id ? claims.session_id : null;
   const sidParam = sid !== null && isUuid(sid) ? sid : null;
-  const st = state(s);
-  const kept = st.cache.get(claims.sub);
+  const cache = cacheOf(s);
+  const kept = cache.get(claims.sub);
   if (kept) {
-    const [row] = await s.users.db.query<RevRow>(st.revSql, [claims.sub, sidParam]);
-    refuse(st, claims.sub, row, sid);
-    if (row.__rev === kept.rev) return c.body(kept.body, 200, JSON_TYPE);
+    const rev = await s.users.profileRevision(claims.sub, sidParam);
+    refuse(cache, claims.sub, rev, sid);
+    if (rev.rev === kept.rev) return c.body(kept.body, 200, JSON_TYPE);
   }
-  const [row] = await s.users.db.query<
-    ProfileUser & RevRow & { __identities: unknown; __factors: unknown }
-  >(st.fullSql, [claims.sub, sidParam]);
-  refuse(st, claims.sub, row, sid);
-  const factors = jsonRows<FactorRow>(row.__factors, [
-    "last_challenged_at",
-    "created_at",
-    "updated_at",
-  ]);
-  // The row is the user: its extra columns stay on it unread (copying the user columns into a
-  // new object without them cost more than the rest of this function).
-  const body = JSON.stringify(userToJson(row, {
-    identities: jsonRows<IdentityRow>(row.__identities, [
-      "last_sign_in_at",
-      "created_at",
-      "updated_at",
-    ]),
-    factors: factors.length ? factors.map(factorToJson) : undefined,
+  const p = await s.users.profile<FactorRow>(claims.sub, sidParam);
+  refuse(cache, claims.sub, p, sid);
+  const body = JSON.stringify(userToJson(p.user, {
+    identities: p.identities,
+    factors: p.factors.length ? p.factors.map(factorToJson) : undefined,
   }));
-  st.cache.set(claims.sub, row.__rev, body);
+  cache.set(claims.sub, p.rev, body);
   return c.body(body, 200, JSON_TYPE);
 }
 
 const JSON_TYPE = { "content-type": "application/json" };
-
-/**
- * Rows of a JSON array column (text on some drivers, parsed on others) with their timestamps as Dates,
- * in the order of their `created_at`, then `id` (what the separate queries order by).
- */
-function jsonRows<T>(v: unknown, dates: string[]): T[] {
-  const list = (typeof v === "string" ? JSON.parse(v) : v ?? []) as Record<string, unknown>[];
-  for (const r of list) {
-    for (const k of dates) if (typeof r[k] === "string") r[k] = parseTimestamptz(r[k] as string);
-  }
-  if (list.length > 1) list.sort(byCreatedAt);
-  return list as T[];
-}
-
-function byCreatedAt(a: Record<string, unknown>, b: Record<string, unknown>): number {
-  const d = (a.created_at as Date).getTime() - (b.created_at as Date).getTime();
-  return d !== 0 ? d : String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0;
-}

@@ -35,7 +35,9 @@
  * them), so the owner's own mail keeps working whatever a squatter requests
  * meanwhile; the first confirmation revokes them all.
  */
-import type { Db, Queryable } from "../db/db.ts";
+import type { Queryable } from "../db/db.ts";
+import type { Mfa } from "./mfa.ts";
+import type { Sessions } from "./sessions.ts";
 import type { UserFields, UserRow, Users } from "./users.ts";
 
 /** The key of a one-time token's data that marks a sign-up's own confirmation. */
@@ -151,16 +153,15 @@ export function planConfirmation(user: UserRow, how: Confirmation): Confirmation
 /** What {@link confirmAddress} needs. */
 export interface ConfirmDeps {
   users: Users;
-  /** Table names: sessions (refresh tokens go with them), mfa_factors. */
-  tables: { sessions: string; factors: string };
+  /** Ends the user's sessions (refresh tokens go with them). */
+  sessions: Pick<Sessions, "endAll">;
+  /** Removes the user's MFA factors. */
+  mfa: Pick<Mfa, "deleteAllFactors">;
 }
 
 /** The deps of a server's services. */
-export function confirmDepsOf(s: { users: Users; db: Db }): ConfirmDeps {
-  return {
-    users: s.users,
-    tables: { sessions: s.db.t("sessions"), factors: s.db.t("mfa_factors") },
-  };
+export function confirmDepsOf(s: ConfirmDeps): ConfirmDeps {
+  return { users: s.users, sessions: s.sessions, mfa: s.mfa };
 }
 
 /**
@@ -193,12 +194,12 @@ export async function confirmAddress(
  * is anything to write (a confirmed user's magic link writes nothing here).
  */
 export async function confirmAddressNow(
-  s: { users: Users; db: Db },
+  s: ConfirmDeps,
   user: UserRow,
   how: Confirmation,
 ): Promise<UserRow> {
   if (!Object.keys(planConfirmation(user, how).fields).length) return user;
-  return await s.db.transaction((tx) => confirmAddress(confirmDepsOf(s), user, how, tx));
+  return await s.users.transaction((tx) => confirmAddress(confirmDepsOf(s), user, how, tx));
 }
 
 /**
@@ -212,10 +213,7 @@ export async function endUnprovenAccess(
   keepProviders: string[],
   q: Queryable,
 ): Promise<void> {
-  await q.query(
-    `DELETE FROM ${deps.users.identities} WHERE user_id = $1 AND NOT (provider = ANY($2::text[]))`,
-    [userId, keepProviders],
-  );
-  await q.query(`DELETE FROM ${deps.tables.factors} WHERE user_id = $1`, [userId]);
-  await q.query(`DELETE FROM ${deps.tables.sessions} WHERE user_id = $1`, [userId]);
+  await deps.users.deleteIdentitiesExcept(userId, keepProviders, q);
+  await deps.mfa.deleteAllFactors(userId, q);
+  await deps.sessions.endAll(userId, q);
 }

@@ -27,6 +27,7 @@
 import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
+import { HookFunctionStore } from "../store/hook_functions.ts";
 import type { Logger } from "../observe/log.ts";
 import type { HookName, HookSettings } from "./hook_settings.ts";
 
@@ -111,12 +112,16 @@ function errorOf(out: unknown): AuthError | null {
 
 /** Calls the configured hooks. */
 export class Hooks {
+  readonly #functions: HookFunctionStore;
+
   constructor(
     readonly config: Config,
     readonly db: Db,
     readonly log: Logger,
     readonly fetchFn: typeof fetch = fetch,
-  ) {}
+  ) {
+    this.#functions = new HookFunctionStore(db);
+  }
 
   /** Whether the hook is enabled. */
   enabled(name: HookName): boolean {
@@ -168,24 +173,9 @@ export class Hooks {
   async #pg(point: HookSettings, input: unknown, outer?: Queryable): Promise<HookOutput> {
     const [, schema, fn] = new URL(point.uri).pathname.split("/");
     const ms = Math.max(1, Math.round(this.config.hooks.pgTimeoutSec * 1000));
-    const call = async (tx: Queryable) => {
-      // The hook's own statement_timeout, then the transaction's again (an outer one goes on).
-      const [before] = await tx.query<{ statement_timeout: string }>("SHOW statement_timeout");
-      await tx.query(`SET LOCAL statement_timeout = ${ms}`);
-      const [row] = await tx.query<{ out: unknown }>(
-        `SELECT "${schema}"."${fn}"($1::jsonb) AS out`,
-        [JSON.stringify(input)],
-      );
-      await tx.query("SELECT set_config('statement_timeout', $1, true)", [
-        before.statement_timeout,
-      ]);
-      return row;
-    };
     try {
-      // In the caller's transaction when there is one: a second connection could wait on
-      // the locks it holds (and PGlite has only one connection).
-      const row = outer ? await call(outer) : await this.db.transaction(call);
-      const out = typeof row?.out === "string" ? JSON.parse(row.out) : row?.out;
+      const result = await this.#functions.call(schema, fn, input, ms, outer);
+      const out = typeof result === "string" ? JSON.parse(result) : result;
       if (out === null || out === undefined) return null;
       if (typeof out !== "object" || Array.isArray(out)) {
         throw hookFailed("Hook function returned something other than a JSON object");

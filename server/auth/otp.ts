@@ -104,16 +104,10 @@ export function otpInvalid(): AuthError {
 
 /** Issues, verifies and consumes one-time tokens. */
 export class OneTimeTokens {
-  /**
-   * @deprecated The table's name, for mail/verify_email.ts until it calls
-   * {@link OneTimeTokens.userIdForRecipient}; nothing new may use it.
-   */
-  readonly table: string;
   #key: Promise<CryptoKey>;
   readonly #store: OneTimeTokenStore;
 
   constructor(readonly db: Db, secret: string, readonly clock: Clock) {
-    this.table = db.t("one_time_tokens");
     this.#store = new OneTimeTokenStore(db);
     this.#key = hmacKey(`one-time-code:${secret}`);
   }

@@ -74,12 +74,11 @@ export interface SentSms {
 }
 
 interface TokenSnapshot {
-  rows: Record<string, unknown>[];
+  rows: OneTimeTokenRow[];
 }
 
 /** The SMS service (`s.sms`). */
 export class SmsService {
-  readonly #tokens: string;
   /** How long codes take to send, imitated by answers that send none (mail/timing.ts). */
   readonly timing = new AnswerTiming();
   /** The send_sms auth hook, when enabled: it sends instead of the gateway. */
@@ -96,9 +95,7 @@ export class SmsService {
     readonly sendLimits: SendLimits,
     /** The configured gateway; null when SMS_PROVIDER is unset. */
     readonly provider: SmsProvider | null,
-  ) {
-    this.#tokens = db.t("one_time_tokens");
-  }
+  ) {}
 
   #gateway(): SmsProvider {
     if (!this.provider) {
@@ -232,29 +229,11 @@ export class SmsService {
   }
 
   async #snapshot(userId: string, type: string): Promise<TokenSnapshot> {
-    const rows = await this.db.query<Record<string, unknown>>(
-      `SELECT * FROM ${this.#tokens} WHERE user_id = $1 AND token_type = $2`,
-      [userId, type],
-    );
-    return { rows };
+    return { rows: await this.otp.snapshot(userId, type) };
   }
 
   async #restore(newId: string, before: TokenSnapshot) {
-    await this.db.query(`DELETE FROM ${this.#tokens} WHERE id = $1`, [newId]);
-    for (const r of before.rows) {
-      const cols = Object.keys(r);
-      await this.db.query(
-        `INSERT INTO ${this.#tokens} (${cols.join(", ")}) VALUES (${
-          cols.map((_, i) => `$${i + 1}`).join(", ")
-        }) ON CONFLICT (id) DO NOTHING`,
-        cols.map((k) => {
-          const v = r[k];
-          return v !== null && typeof v === "object" && !(v instanceof Date)
-            ? JSON.stringify(v)
-            : v;
-        }),
-      );
-    }
+    await this.otp.restore(newId, before.rows);
   }
 
   /**

@@ -1,58 +1,21 @@
 /**
- * Users and identities: the rows, the queries the hot paths need, and the
- * JSON shape `@supabase/auth-js` reads. E-mail addresses are stored
+ * Users and identities: the rules over their rows (the statements are in
+ * server/store/users.ts, identities.ts and profile.ts), and the JSON shape
+ * `@supabase/auth-js` reads. E-mail addresses are stored
  * lower-cased; phones as GoTrue stores and shows them: E.164 digits without
  * the leading "+" ("15551234567").
  */
 import type { Db, Queryable } from "../db/db.ts";
+import { type IdentityRow, IdentityStore } from "../store/identities.ts";
+import { type Profile, type ProfileRevision, ProfileStore } from "../store/profile.ts";
+import { type UserFields, type UserPage, type UserRow, UserStore } from "../store/users.ts";
 import { isoString } from "../util/time.ts";
 
-/** A user row. */
-export interface UserRow {
-  id: string;
-  aud: string;
-  role: string;
-  email: string | null;
-  encrypted_password: string | null;
-  email_confirmed_at: Date | null;
-  invited_at: Date | null;
-  confirmation_sent_at: Date | null;
-  recovery_sent_at: Date | null;
-  email_change: string | null;
-  email_change_sent_at: Date | null;
-  email_change_confirm_status: number;
-  phone: string | null;
-  phone_confirmed_at: Date | null;
-  phone_change: string | null;
-  phone_change_sent_at: Date | null;
-  reauthentication_sent_at: Date | null;
-  last_sign_in_at: Date | null;
-  raw_app_meta_data: Record<string, unknown>;
-  raw_user_meta_data: Record<string, unknown>;
-  banned_until: Date | null;
-  deleted_at: Date | null;
-  is_anonymous: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** An identity row (one per provider account linked to a user). */
-export interface IdentityRow {
-  id: string;
-  user_id: string;
-  provider: string;
-  provider_id: string;
-  identity_data: Record<string, unknown>;
-  email: string | null;
-  last_sign_in_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** Columns a caller may set when creating or updating a user. */
-export type UserFields = Partial<Omit<UserRow, "id" | "created_at" | "updated_at">> & {
-  id?: string;
-};
+export type { IdentityRow } from "../store/identities.ts";
+export type { UserFields, UserPage, UserRow } from "../store/users.ts";
+export type { Profile, ProfileRevision } from "../store/profile.ts";
+/** A unique constraint was violated: the address, phone, id or identity is someone's already. */
+export { isUniqueViolation } from "../store/users.ts";
 
 const ts = (d: Date | null | undefined) =>
   d ? isoString(d instanceof Date ? d : new Date(d)) : undefined;
@@ -83,24 +46,12 @@ export function normalizePhone(phone: string): string | null {
 /** The identity providers a user created by e-mail or phone gets. */
 export type LocalProvider = "email" | "phone";
 
-/** Users.lockProfile for code that has the users table's name but no Users. */
-export async function lockUserProfile(
-  q: Queryable,
-  usersTable: string,
-  userId: string,
-): Promise<boolean> {
-  const rows = await q.query(
-    `UPDATE ${usersTable} SET profile_rev = nextval('${usersTable}_profile_rev_seq')
-     WHERE id = $1 AND deleted_at IS NULL RETURNING id`,
-    [userId],
-  );
-  return rows.length > 0;
-}
-
-/** Users and identities over one database. */
+/** Users and identities over one database: the rules, with the SQL in server/store/. */
 export class Users {
-  readonly table: string;
-  readonly identities: string;
+  readonly #db: Db;
+  readonly #users: UserStore;
+  readonly #identities: IdentityStore;
+  readonly #profiles: ProfileStore;
   /**
    * Asked with the user about to be created (auth/hooks_install.ts: GoTrue's
    * before_user_created hook); throwing refuses the creation. `tx` is the
@@ -108,35 +59,58 @@ export class Users {
    */
   beforeCreate?: (user: Record<string, unknown>, tx?: Queryable) => Promise<void>;
 
-  constructor(readonly db: Db) {
-    this.table = db.t("users");
-    this.identities = db.t("identities");
+  constructor(db: Db) {
+    this.#db = db;
+    this.#users = new UserStore(db);
+    this.#identities = new IdentityStore(db);
+    this.#profiles = new ProfileStore(db);
   }
 
-  async findById(id: string, q: Queryable = this.db): Promise<UserRow | null> {
-    const rows = await q.query<UserRow>(
-      `SELECT * FROM ${this.table} WHERE id = $1 AND deleted_at IS NULL`,
-      [id],
-    );
-    return rows[0] ?? null;
+  /** Runs `fn` in one transaction; pass its `tx` to the methods that take one. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.#db.transaction(fn);
   }
 
-  async findByEmail(email: string, q: Queryable = this.db): Promise<UserRow | null> {
-    const rows = await q.query<UserRow>(
-      `SELECT * FROM ${this.table} WHERE email = $1 AND deleted_at IS NULL`,
-      [normalizeEmail(email)],
-    );
-    return rows[0] ?? null;
+  findById(id: string, q: Queryable = this.#db): Promise<UserRow | null> {
+    return this.#users.findById(id, q);
   }
 
-  async findByPhone(phone: string, q: Queryable = this.db): Promise<UserRow | null> {
-    const rows = await q.query<UserRow>(
-      `SELECT * FROM ${this.table} WHERE phone = $1 AND deleted_at IS NULL`,
-      [
-        phone,
-      ],
-    );
-    return rows[0] ?? null;
+  findByEmail(email: string, q: Queryable = this.#db): Promise<UserRow | null> {
+    return this.#users.findByEmail(normalizeEmail(email), q);
+  }
+
+  findByPhone(phone: string, q: Queryable = this.#db): Promise<UserRow | null> {
+    return this.#users.findByPhone(phone, q);
+  }
+
+  /** The user whose pending e-mail change goes to `email` (the latest asked), if any. */
+  findByPendingEmail(email: string): Promise<UserRow | null> {
+    return this.#users.findByPendingEmail(email);
+  }
+
+  /** The user whose pending phone change goes to `phone` (the latest asked), if any. */
+  findByPendingPhone(phone: string): Promise<UserRow | null> {
+    return this.#users.findByPendingPhone(phone);
+  }
+
+  /** Users owning one of `emails` (as user e-mail or through an identity's e-mail). */
+  ownersOfEmails(emails: string[], q: Queryable = this.#db): Promise<string[]> {
+    return this.#users.ownersOfEmails(emails, q);
+  }
+
+  /**
+   * One page of the users not deleted whose e-mail or full name contains
+   * `filter` (case-insensitive), newest first unless `ascending`.
+   */
+  list(
+    o: { filter: string; ascending: boolean; page: number; perPage: number },
+  ): Promise<UserPage> {
+    return this.#users.list({
+      filter: o.filter,
+      ascending: o.ascending,
+      limit: o.perPage,
+      offset: (o.page - 1) * o.perPage,
+    });
   }
 
   /**
@@ -146,11 +120,10 @@ export class Users {
    */
   async create(
     fields: UserFields,
-    q: Queryable = this.db,
+    q: Queryable = this.#db,
     opts: { hooks?: boolean } = {},
   ): Promise<UserRow> {
-    const f: Record<string, unknown> = { ...fields };
-    if (typeof f.email === "string") f.email = normalizeEmail(f.email);
+    const f = withNormalEmail(fields);
     if (this.beforeCreate && opts.hooks !== false) {
       // The user as it will be: its id chosen here, so the hook sees the one it gets.
       f.id ??= crypto.randomUUID();
@@ -165,33 +138,35 @@ export class Users {
         created_at: now,
         updated_at: now,
       } as unknown as UserRow;
-      await this.beforeCreate(userToJson(draft), q === this.db ? undefined : q);
+      await this.beforeCreate(userToJson(draft), q === this.#db ? undefined : q);
     }
-    const cols = Object.keys(f).filter((k) => f[k] !== undefined);
-    const vals = cols.map((k) => jsonable(f[k]));
-    const rows = await q.query<UserRow>(
-      `INSERT INTO ${this.table} (${cols.join(", ")}) VALUES (${
-        cols.map((_, i) => `$${i + 1}`).join(", ")
-      }) RETURNING *`,
-      vals,
-    );
-    return rows[0];
+    return await this.#users.create(f, q);
   }
 
   /** Updates columns of one user and returns the row (null when gone). */
-  async update(id: string, fields: UserFields, q: Queryable = this.db): Promise<UserRow | null> {
-    const f: Record<string, unknown> = { ...fields };
-    if (typeof f.email === "string") f.email = normalizeEmail(f.email);
-    const cols = Object.keys(f).filter((k) => f[k] !== undefined && k !== "id");
-    const sets = cols.map((k, i) => `${k} = $${i + 2}`);
-    sets.push("updated_at = now()");
-    const rows = await q.query<UserRow>(
-      `UPDATE ${this.table} SET ${
-        sets.join(", ")
-      } WHERE id = $1 AND deleted_at IS NULL RETURNING *`,
-      [id, ...cols.map((k) => jsonable(f[k]))],
-    );
-    return rows[0] ?? null;
+  update(id: string, fields: UserFields, q: Queryable = this.#db): Promise<UserRow | null> {
+    return this.#users.update(id, withNormalEmail(fields), q);
+  }
+
+  /**
+   * Updates columns of one user in a transaction; with `merge`, the row is
+   * locked first and `merge` sees it as it is then, so concurrent updates
+   * (metadata merges) each land, as they would one after the other.
+   * Returns the row (null when gone).
+   */
+  updateMerging(
+    id: string,
+    fields: UserFields,
+    merge?: (current: UserRow) => void,
+  ): Promise<UserRow | null> {
+    return this.#db.transaction(async (tx) => {
+      if (merge) {
+        await this.lockProfile(id, tx);
+        const current = await this.findById(id, tx);
+        if (current) merge(current);
+      }
+      return await this.update(id, fields, tx);
+    });
   }
 
   /**
@@ -204,21 +179,34 @@ export class Users {
    * false when the user does not exist (or is deleted).
    */
   lockProfile(userId: string, q: Queryable): Promise<boolean> {
-    return lockUserProfile(q, this.table, userId);
+    return this.#users.lockProfile(userId, q);
+  }
+
+  /**
+   * Counts one confirmation of a secure e-mail change, in one statement: when
+   * both links are opened at once, exactly one of them sees 1 and the other 2.
+   */
+  countEmailChangeConfirmation(userId: string): Promise<number | null> {
+    return this.#users.countEmailChangeConfirmation(userId);
   }
 
   /**
    * Creates a user with its `email` and/or `phone` identities (provider_id =
    * the user id, identity_data {sub, email, email_verified, phone_verified})
-   * and app_metadata {provider, providers} merged over `fields.raw_app_meta_data`.
-   * Run it in a transaction; a duplicate address is a unique violation.
+   * and app_metadata {provider, providers} merged over `fields.raw_app_meta_data`,
+   * in `q` or in a transaction of its own. A duplicate address is a unique violation.
    */
   async createWithIdentities(
     fields: UserFields,
     providers: LocalProvider[],
-    q: Queryable = this.db,
+    q?: Queryable,
     opts: { hooks?: boolean } = {},
   ): Promise<UserRow> {
+    if (!q) {
+      return await this.#db.transaction((tx) =>
+        this.createWithIdentities(fields, providers, tx, opts)
+      );
+    }
     const app: Record<string, unknown> = { ...(fields.raw_app_meta_data ?? {}) };
     if (providers.length) {
       app.provider = providers[0];
@@ -248,18 +236,14 @@ export class Users {
   ): Promise<void> {
     // Outside a transaction: one of its own, the user row first (lockProfile).
     if (!q) {
-      return await this.db.transaction(async (tx) => {
+      return await this.#db.transaction(async (tx) => {
         await this.lockProfile(user.id, tx);
         await this.syncLocalIdentity(user, provider, tx);
       });
     }
     const data = localIdentityData(user, provider);
-    const rows = await q.query<{ id: string }>(
-      `UPDATE ${this.identities} SET identity_data = $3, email = $4, updated_at = now()
-       WHERE user_id = $1 AND provider = $2 RETURNING id`,
-      [user.id, provider, JSON.stringify(data), provider === "email" ? user.email : null],
-    );
-    if (rows.length) return;
+    const email = provider === "email" ? user.email : null;
+    if (await this.#identities.updateData(user.id, provider, data, email, q)) return;
     await this.createIdentity(
       { user_id: user.id, provider, provider_id: user.id, identity_data: data },
       q,
@@ -268,65 +252,97 @@ export class Users {
   }
 
   /** Removes the user row (identities, sessions and tokens go with it). */
-  async delete(id: string, q: Queryable = this.db): Promise<boolean> {
-    const rows = await q.query(`DELETE FROM ${this.table} WHERE id = $1 RETURNING id`, [id]);
-    return rows.length > 0;
+  delete(id: string, q: Queryable = this.#db): Promise<boolean> {
+    return this.#users.delete(id, q);
   }
 
-  async listIdentities(userId: string, q: Queryable = this.db): Promise<IdentityRow[]> {
-    return await q.query<IdentityRow>(
-      `SELECT * FROM ${this.identities} WHERE user_id = $1 ORDER BY created_at`,
-      [userId],
-    );
+  /**
+   * Marks the user deleted at `at` and removes its identities: the row stays
+   * (audit, foreign keys), the addresses become free again.
+   */
+  async softDelete(id: string, at: Date, q: Queryable): Promise<void> {
+    await this.#users.markDeleted(id, at, q);
+    await this.#identities.deleteAllOf(id, q);
+  }
+
+  listIdentities(userId: string, q: Queryable = this.#db): Promise<IdentityRow[]> {
+    return this.#identities.listByUser(userId, q);
+  }
+
+  /** The identities of several users, by user id. */
+  identitiesOfUsers(userIds: string[]): Promise<Map<string, IdentityRow[]>> {
+    return this.#identities.listByUsers(userIds);
+  }
+
+  /** The identity of (provider, provider id), if any. */
+  findIdentity(
+    provider: string,
+    providerId: string,
+    q: Queryable = this.#db,
+  ): Promise<IdentityRow | undefined> {
+    return this.#identities.findByProviderId(provider, providerId, q);
   }
 
   /** Adds an identity; `provider_id` for e-mail/phone identities is the user id. */
-  async createIdentity(
+  createIdentity(
     fields: {
       user_id: string;
       provider: string;
       provider_id: string;
       identity_data: Record<string, unknown>;
     },
-    q: Queryable = this.db,
+    q: Queryable = this.#db,
   ): Promise<IdentityRow> {
     const email = typeof fields.identity_data.email === "string"
       ? normalizeEmail(fields.identity_data.email)
       : null;
-    const rows = await q.query<IdentityRow>(
-      `INSERT INTO ${this.identities} (user_id, provider, provider_id, identity_data, email, last_sign_in_at)
-       VALUES ($1, $2, $3, $4, $5, now()) RETURNING *`,
-      [
-        fields.user_id,
-        fields.provider,
-        fields.provider_id,
-        JSON.stringify(fields.identity_data),
-        email,
-      ],
-    );
-    return rows[0];
+    return this.#identities.create({ ...fields, email }, q);
+  }
+
+  /** A sign-in through identity `id`: the provider's current data, signed in at `at`. */
+  async touchIdentity(
+    id: string,
+    data: Record<string, unknown>,
+    at: Date,
+    q: Queryable = this.#db,
+  ): Promise<void> {
+    const email = typeof data.email === "string" ? data.email : null;
+    await this.#identities.recordSignIn(id, data, email, at, q);
+  }
+
+  deleteIdentity(id: string, q: Queryable = this.#db): Promise<void> {
+    return this.#identities.delete(id, q);
+  }
+
+  /** Removes the user's identities of providers other than `keepProviders`. */
+  deleteIdentitiesExcept(userId: string, keepProviders: string[], q: Queryable): Promise<void> {
+    return this.#identities.deleteAllExcept(userId, keepProviders, q);
   }
 
   /** Adds a provider to raw_app_meta_data.providers (and sets provider when unset). */
-  // GoTrue derives providers from identities: an anonymous user's first
-  // identity replaces "anonymous" (models.User.UpdateAppMetaDataProviders).
-  async addProvider(userId: string, provider: string, q: Queryable = this.db): Promise<void> {
-    await q.query(
-      `UPDATE ${this.table} SET raw_app_meta_data =
-         jsonb_set(
-           CASE WHEN raw_app_meta_data ? 'provider'
-                  AND raw_app_meta_data->>'provider' <> 'anonymous' THEN raw_app_meta_data
-                ELSE raw_app_meta_data || jsonb_build_object('provider', $2::text) END,
-           '{providers}',
-           (SELECT COALESCE(jsonb_agg(DISTINCT p), '[]'::jsonb) FROM jsonb_array_elements_text(
-              COALESCE(raw_app_meta_data->'providers', '[]'::jsonb) || jsonb_build_array($2::text)) AS p
-            WHERE p <> 'anonymous' OR $2::text = 'anonymous')
-         ),
-         updated_at = now()
-       WHERE id = $1`,
-      [userId, provider],
-    );
+  addProvider(userId: string, provider: string, q: Queryable = this.#db): Promise<void> {
+    return this.#users.addProvider(userId, provider, q);
   }
+
+  /**
+   * The user's profile revision (migrations/0009_profile_rev.sql) and whether
+   * session `sessionId` exists; null when the user does not exist.
+   */
+  profileRevision(userId: string, sessionId: string | null): Promise<ProfileRevision | null> {
+    return this.#profiles.revision(userId, sessionId);
+  }
+
+  /** The user, its identities and MFA factors (`F`: the factor row) in one read. */
+  profile<F>(userId: string, sessionId: string | null): Promise<Profile<F> | null> {
+    return this.#profiles.read<F>(userId, sessionId);
+  }
+}
+
+/** A copy of `fields` with the e-mail address in its canonical form. */
+function withNormalEmail(fields: UserFields): UserFields {
+  return typeof fields.email === "string"
+    ? { ...fields, email: normalizeEmail(fields.email) }
+    : { ...fields };
 }
 
 /** identity_data of an `email` or `phone` identity, as GoTrue writes it. */
@@ -340,13 +356,6 @@ export function localIdentityData(
   data.email_verified = provider === "email" && !!user.email_confirmed_at;
   data.phone_verified = provider === "phone" && !!user.phone_confirmed_at;
   return data;
-}
-
-function jsonable(v: unknown): unknown {
-  if (v !== null && typeof v === "object" && !(v instanceof Date) && !(v instanceof Uint8Array)) {
-    return JSON.stringify(v);
-  }
-  return v;
 }
 
 /** An identity as auth-js reads it. */

@@ -75,13 +75,8 @@ async function findTokenOwner(
     return row ? await s.users.findById(row.user_id) : null;
   }
   const email = normalizeEmail(cred.email);
-  const rows = await s.db.query<{ user_id: string }>(
-    `SELECT user_id FROM ${s.otp.table} WHERE relates_to = $1 AND token_type IN (${
-      ACCEPTS[type].map((_, i) => `$${i + 2}`).join(", ")
-    }) LIMIT 1`,
-    [email, ...ACCEPTS[type]],
-  );
-  return rows[0] ? await s.users.findById(rows[0].user_id) : null;
+  const userId = await s.otp.userIdForRecipient(email, ACCEPTS[type]);
+  return userId ? await s.users.findById(userId) : null;
 }
 
 /**
@@ -178,12 +173,8 @@ async function applyEmailChange(
   if (needsBoth) {
     // Counted in one statement: when both links are opened at once, exactly
     // one of them sees 1 (partial) and the other 2 (completes the change).
-    const [row] = await s.db.query<{ n: number }>(
-      `UPDATE ${s.users.table} SET email_change_confirm_status = email_change_confirm_status + 1,
-         updated_at = now() WHERE id = $1 RETURNING email_change_confirm_status::int AS n`,
-      [user.id],
-    );
-    if (row?.n === 1) {
+    const n = await s.users.countEmailChangeConfirmation(user.id);
+    if (n === 1) {
       const updated = await s.users.findById(user.id) ?? user;
       return { user: updated, token, type: "email_change", partial: true };
     }

@@ -14,9 +14,9 @@
 import { userCreated } from "../auth/hooks_install.ts";
 import { AuthError } from "../auth/errors.ts";
 import type { ProviderName } from "../config.ts";
-import { isUniqueViolation, type Queryable } from "../db/db.ts";
+import type { Queryable } from "../db/db.ts";
 import { confirmAddress, confirmDepsOf } from "../auth/confirm.ts";
-import type { IdentityRow, UserRow } from "../auth/users.ts";
+import { type IdentityRow, isUniqueViolation, type UserRow } from "../auth/users.ts";
 import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import type { ProviderEmail, ProviderUser } from "./types.ts";
@@ -73,11 +73,7 @@ export async function findIdentity(
   providerId: string,
   q: Queryable,
 ): Promise<IdentityRow | undefined> {
-  const [row] = await q.query<IdentityRow>(
-    `SELECT * FROM ${s.users.identities} WHERE provider = $1 AND provider_id = $2`,
-    [provider, providerId],
-  );
-  return row;
+  return await s.users.findIdentity(provider, providerId, q);
 }
 
 async function touchIdentity(
@@ -86,22 +82,12 @@ async function touchIdentity(
   data: Record<string, unknown>,
   q: Queryable,
 ): Promise<void> {
-  const email = typeof data.email === "string" ? data.email : null;
-  await q.query(
-    `UPDATE ${s.users.identities} SET identity_data = $2, email = $3, last_sign_in_at = $4,
-       updated_at = $4 WHERE id = $1`,
-    [id, JSON.stringify(data), email, s.clock.now()],
-  );
+  await s.users.touchIdentity(id, data, s.clock.now(), q);
 }
 
 /** Users owning one of `emails` (as user e-mail or through an identity's e-mail). */
 async function ownersOf(s: Services, emails: string[], q: Queryable): Promise<string[]> {
-  const rows = await q.query<{ id: string }>(
-    `SELECT id FROM ${s.users.table} WHERE email = ANY($1::text[]) AND deleted_at IS NULL
-     UNION SELECT user_id AS id FROM ${s.users.identities} WHERE email = ANY($1::text[])`,
-    [emails],
-  );
-  return rows.map((r) => r.id);
+  return await s.users.ownersOfEmails(emails, q);
 }
 
 /**

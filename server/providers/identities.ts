@@ -6,8 +6,7 @@
  */
 import { AuthError } from "../auth/errors.ts";
 import type { ProviderName } from "../config.ts";
-import { isUniqueViolation } from "../db/db.ts";
-import type { IdentityRow, UserRow } from "../auth/users.ts";
+import { type IdentityRow, isUniqueViolation, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { bannedCheck, candidateEmail, findIdentity, identityData } from "./accounts.ts";
 import type { ProviderUser } from "./types.ts";
@@ -114,7 +113,7 @@ export async function unlinkIdentity(
     }
     const identity = identities.find((i) => i.id === identityId);
     if (!identity) throw new AuthError("identity_not_found", "Identity doesn't exist");
-    await tx.query(`DELETE FROM ${s.users.identities} WHERE id = $1`, [identity.id]);
+    await s.users.deleteIdentity(identity.id, tx);
     const rest = identities.filter((i) => i.id !== identity.id);
     const fields: Record<string, unknown> = {};
     if (identity.provider === "phone") {

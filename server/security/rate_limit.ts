@@ -17,6 +17,7 @@ import type { Config, Rate } from "../config.ts";
 import type { Clock } from "../auth/clock.ts";
 import type { Db } from "../db/db.ts";
 import { AuthError } from "../auth/errors.ts";
+import { RateLimitStore } from "../store/rate_limits.ts";
 
 /** The request limits, by name. */
 export type LimitName = "token" | "verify" | "otp" | "signup" | "anonymous";
@@ -60,7 +61,11 @@ export class RateLimiter {
   readonly #local = new Map<string, { windowStart: number; count: number }>();
   #lastPrune = 0;
 
-  constructor(readonly config: Config, readonly db: Db, readonly clock: Clock) {}
+  readonly #store: RateLimitStore;
+
+  constructor(readonly config: Config, readonly db: Db, readonly clock: Clock) {
+    this.#store = new RateLimitStore(db);
+  }
 
   /** Counts one request of `key` against limit `name`. */
   async hit(name: LimitName, key: string): Promise<Hit> {
@@ -87,23 +92,15 @@ export class RateLimiter {
   }
 
   async #countShared(key: string, windowStart: number, now: number): Promise<number> {
-    const t = this.db.t("rate_counters");
-    const rows = await this.db.query<{ count: number }>(
-      `INSERT INTO ${t} (key, window_start, count) VALUES ($1, $2, 1)
-       ON CONFLICT (key, window_start) DO UPDATE SET count = ${t}.count + 1
-       RETURNING count::int AS count`,
-      [key, new Date(windowStart)],
-    );
+    const count = await this.#store.increment(key, new Date(windowStart));
     if (now - this.#lastPrune > PRUNE_EVERY_MS) {
       this.#lastPrune = now;
       const longest = Math.max(
         ...[...SHARED_LIMITS].map((n) => rateOf(this.config, n).windowSec * 1000),
       );
-      await this.db.query(`DELETE FROM ${t} WHERE window_start < $1`, [
-        new Date(now - 2 * longest),
-      ]);
+      await this.#store.pruneBefore(new Date(now - 2 * longest));
     }
-    return rows[0]?.count ?? 1;
+    return count;
   }
 }
 

@@ -5,7 +5,7 @@
  * does (OFFSET would read and skip every row before it).
  */
 import type { Db, Queryable } from "../db/db.ts";
-import type { UserRow } from "../auth/users.ts";
+import type { UserRow } from "./users.ts";
 
 /** Where a page starts: just after this row of the previous page. */
 export interface UserCursor {

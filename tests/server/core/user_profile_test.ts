@@ -27,8 +27,8 @@ Deno.test("GET /user shows every change of the user, its identities and factors 
     const s = await signUpSession(srv, uniqueEmail("rev"));
     const id = (s.user as Json).id as string;
     const sql = (text: string, params: unknown[] = [id]) => srv.db.query(text, params);
-    const users = srv.services.users.table;
-    const identities = srv.services.users.identities;
+    const users = srv.db.t("users");
+    const identities = srv.db.t("identities");
     const factors = srv.services.mfa.factors;
     const get = async () => {
       const r = await me(srv, s.access_token);
@@ -134,7 +134,7 @@ Deno.test("profile revision: each write takes a new one, once per transaction", 
     const { users } = srv.services;
     const rev = async (id: string) =>
       (await srv.db.query<{ r: number }>(
-        `SELECT profile_rev AS r FROM ${users.table} WHERE id = $1`,
+        `SELECT profile_rev AS r FROM ${srv.db.t("users")} WHERE id = $1`,
         [
           id,
         ],
@@ -154,7 +154,7 @@ Deno.test("profile revision: each write takes a new one, once per transaction", 
     // An identity written after the user row in one transaction takes no second revision.
     const seq = async () =>
       (await srv.db.query<{ v: number }>(
-        `SELECT last_value AS v FROM ${users.table}_profile_rev_seq`,
+        `SELECT last_value AS v FROM ${srv.db.t("users")}_profile_rev_seq`,
       ))[0].v;
     const drawn = await seq();
     await step(
@@ -163,7 +163,7 @@ Deno.test("profile revision: each write takes a new one, once per transaction", 
         srv.db.transaction(async (tx) => {
           await users.update(user.id, { raw_user_meta_data: { b: 2 } }, tx);
           await tx.query(
-            `UPDATE ${users.identities} SET identity_data = identity_data || '{"x":1}'
+            `UPDATE ${srv.db.t("identities")} SET identity_data = identity_data || '{"x":1}'
            WHERE user_id = $1`,
             [user.id],
           );

@@ -108,7 +108,7 @@ Deno.test("before_user_created as a PostgreSQL function refuses a domain", async
     assert.equal(no.status, 422, JSON.stringify(no.body));
     assert.equal(no.body.msg, "Domain blocked.test is not allowed");
     const [row] = await srv.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${srv.services.users.table} WHERE email = $1`,
+      `SELECT count(*)::int AS n FROM ${srv.db.t("users")} WHERE email = $1`,
       [blocked],
     );
     assert.equal(row.n, 0);

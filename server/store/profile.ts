@@ -1,0 +1,131 @@
+/**
+ * The two statements of GET /user (api/user_profile.ts): the caller's profile
+ * revision with the session check, and everything the answer holds (the user
+ * row, its identities, its MFA factors) with the same two, in one round trip.
+ * They read users, sessions, identities and mfa_factors by primary or foreign
+ * key.
+ */
+import type { Db } from "../db/db.ts";
+import { parseTimestamptz } from "../util/time.ts";
+import type { IdentityRow } from "./identities.ts";
+import type { UserRow } from "./users.ts";
+
+/** The user columns GET /user answers with (not the password hash, nor the bookkeeping ones). */
+const PROFILE_COLUMNS = [
+  "id",
+  "aud",
+  "role",
+  "email",
+  "email_confirmed_at",
+  "invited_at",
+  "confirmation_sent_at",
+  "recovery_sent_at",
+  "email_change",
+  "email_change_sent_at",
+  "phone",
+  "phone_confirmed_at",
+  "phone_change",
+  "phone_change_sent_at",
+  "reauthentication_sent_at",
+  "last_sign_in_at",
+  "raw_app_meta_data",
+  "raw_user_meta_data",
+  "banned_until",
+  "is_anonymous",
+  "created_at",
+  "updated_at",
+] as const;
+
+/** The user as the profile statement reads it. */
+export type ProfileUser = Pick<UserRow, typeof PROFILE_COLUMNS[number]>;
+
+/** The profile revision of a user and whether the session asked about exists. */
+export interface ProfileRevision {
+  rev: number;
+  session: boolean;
+}
+
+/** Everything GET /user answers, with the revision it was read at. */
+export interface Profile<F> extends ProfileRevision {
+  /** The row itself: its extra columns stay on it unread (copying cost more than the rest). */
+  user: ProfileUser;
+  identities: IdentityRow[];
+  /** mfa_factors rows, timestamps as Dates. */
+  factors: F[];
+}
+
+interface RevRow {
+  __rev: number;
+  __session: boolean;
+}
+
+/** The GET /user statements of one database. */
+export class ProfileStore {
+  readonly #revSql: string;
+  readonly #fullSql: string;
+
+  constructor(readonly db: Db) {
+    const users = db.t("users");
+    const session = `EXISTS (SELECT 1 FROM ${db.t("sessions")} x WHERE x.id = $2::uuid)`;
+    // array_to_json turns timestamptz into ISO 8601 strings; they are read back into Dates
+    // below. ARRAY(subquery) rather than json_agg(... ORDER BY ...): an ordered aggregate set up
+    // a sort for every execution, whose memory made the backend grow and shrink its heap on
+    // every GET /user (page faults were a third of PostgreSQL's time on it), and an aggregate
+    // costs more to start than an array subquery; the few rows are put in order here instead.
+    this.#revSql = `SELECT u.profile_rev AS "__rev", ${session} AS "__session"
+        FROM ${users} u WHERE u.id = $1 AND u.deleted_at IS NULL`;
+    this.#fullSql = `SELECT ${PROFILE_COLUMNS.map((k) => `u.${k}`).join(", ")},
+        u.profile_rev AS "__rev", ${session} AS "__session",
+        array_to_json(ARRAY(SELECT i FROM ${db.t("identities")} i
+          WHERE i.user_id = u.id)) AS "__identities",
+        array_to_json(ARRAY(SELECT f FROM ${db.t("mfa_factors")} f
+          WHERE f.user_id = u.id)) AS "__factors"
+        FROM ${users} u WHERE u.id = $1 AND u.deleted_at IS NULL`;
+  }
+
+  /**
+   * The user's profile revision and whether session `sessionId` exists (false
+   * for null); null when the user does not exist.
+   */
+  async revision(userId: string, sessionId: string | null): Promise<ProfileRevision | null> {
+    const [row] = await this.db.query<RevRow>(this.#revSql, [userId, sessionId]);
+    return row ? { rev: row.__rev, session: row.__session } : null;
+  }
+
+  /** The user's profile (see {@link Profile}); null when the user does not exist. */
+  async read<F>(userId: string, sessionId: string | null): Promise<Profile<F> | null> {
+    const [row] = await this.db.query<
+      ProfileUser & RevRow & { __identities: unknown; __factors: unknown }
+    >(this.#fullSql, [userId, sessionId]);
+    if (!row) return null;
+    return {
+      rev: row.__rev,
+      session: row.__session,
+      user: row,
+      identities: jsonRows<IdentityRow>(row.__identities, [
+        "last_sign_in_at",
+        "created_at",
+        "updated_at",
+      ]),
+      factors: jsonRows<F>(row.__factors, ["last_challenged_at", "created_at", "updated_at"]),
+    };
+  }
+}
+
+/**
+ * Rows of a JSON array column (text on some drivers, parsed on others) with their timestamps as Dates,
+ * in the order of their `created_at`, then `id` (what the separate queries order by).
+ */
+function jsonRows<T>(v: unknown, dates: string[]): T[] {
+  const list = (typeof v === "string" ? JSON.parse(v) : v ?? []) as Record<string, unknown>[];
+  for (const r of list) {
+    for (const k of dates) if (typeof r[k] === "string") r[k] = parseTimestamptz(r[k] as string);
+  }
+  if (list.length > 1) list.sort(byCreatedAt);
+  return list as T[];
+}
+
+function byCreatedAt(a: Record<string, unknown>, b: Record<string, unknown>): number {
+  const d = (a.created_at as Date).getTime() - (b.created_at as Date).getTime();
+  return d !== 0 ? d : String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0;
+}
