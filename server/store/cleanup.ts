@@ -1,0 +1,89 @@
+/**
+ * Deletes dead rows, a small batch per statement (GoTrue's
+ * `internal/models/cleanup.go` does the same): every statement picks at most
+ * `limit` rows with `FOR UPDATE SKIP LOCKED` and deletes them, so
+ * - any number of server processes may run it at once: each takes rows no
+ *   other holds, none waits for another, and a row is deleted once;
+ * - a request that holds one of those rows (a refresh exchange locking its
+ *   session) is never waited for: the row is left for a later batch;
+ * - each statement is short, so it holds few locks for little time.
+ *
+ * What is dead is the caller's decision (auth/cleanup.ts): every method takes
+ * the cutoff time before which a row is dead. The indexes these statements
+ * walk are created by migrations/0013_cleanup_indexes.sql.
+ */
+import type { Db, Queryable } from "../db/db.ts";
+
+/** The kinds of rows cleaned, as `CleanupStore.delete` names them. */
+export const CLEANUP_KINDS = [
+  "refresh_tokens",
+  "sessions_expired",
+  "sessions_timebox",
+  "sessions_inactive",
+  "one_time_tokens",
+  "flow_states",
+  "oauth_states",
+  "mfa_challenges",
+  "send_log",
+  "rate_counters",
+  "audit_log",
+] as const;
+export type CleanupKind = typeof CLEANUP_KINDS[number];
+
+/** Deletes dead rows of one database in batches. */
+export class CleanupStore {
+  readonly #db: Db;
+  readonly #sql: Record<CleanupKind, string>;
+
+  constructor(db: Db) {
+    this.#db = db;
+    const t = (n: string) => db.t(n);
+    // $1: the cutoff (rows older than it are dead), $2: the batch size.
+    const byId = (table: string, where: string) =>
+      `WITH d AS (
+         DELETE FROM ${table} WHERE id IN (
+           SELECT id FROM ${table} WHERE ${where} LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING 1)
+       SELECT count(*)::int AS n FROM d`;
+    this.#sql = {
+      // A revoked token is only read again to tell a replay (reuse detection) within the reuse
+      // interval and the grace after it; its child points to it by id only, without a key.
+      refresh_tokens: byId(t("refresh_tokens"), "revoked AND updated_at < $1"),
+      // Deleting a session deletes its refresh tokens (ON DELETE CASCADE).
+      sessions_expired: byId(t("sessions"), "not_after < $1"),
+      sessions_timebox: byId(t("sessions"), "created_at < $1"),
+      sessions_inactive: byId(t("sessions"), "COALESCE(refreshed_at, created_at) < $1"),
+      one_time_tokens: byId(t("one_time_tokens"), "expires_at < $1"),
+      flow_states: byId(t("flow_state"), "created_at < $1"),
+      oauth_states: `WITH d AS (
+          DELETE FROM ${t("oauth_state_uses")} WHERE jti IN (
+            SELECT jti FROM ${t("oauth_state_uses")} WHERE expires_at < $1
+            LIMIT $2 FOR UPDATE SKIP LOCKED)
+          RETURNING 1)
+        SELECT count(*)::int AS n FROM d`,
+      mfa_challenges: byId(t("mfa_challenges"), "created_at < $1"),
+      send_log: byId(t("send_log"), "sent_at < $1"),
+      rate_counters: `WITH d AS (
+          DELETE FROM ${t("rate_counters")} WHERE (key, window_start) IN (
+            SELECT key, window_start FROM ${t("rate_counters")} WHERE window_start < $1
+            LIMIT $2 FOR UPDATE SKIP LOCKED)
+          RETURNING 1)
+        SELECT count(*)::int AS n FROM d`,
+      audit_log: byId(t("audit_log_entries"), "created_at < $1"),
+    };
+  }
+
+  /**
+   * Deletes at most `limit` rows of `kind` that are dead before `cutoff`
+   * and not locked by anyone; how many it deleted.
+   */
+  async delete(
+    kind: CleanupKind,
+    cutoff: Date,
+    limit: number,
+    q: Queryable = this.#db,
+  ): Promise<number> {
+    const [row] = await q.query<{ n: number }>(this.#sql[kind], [cutoff, limit]);
+    return row?.n ?? 0;
+  }
+}
