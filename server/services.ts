@@ -72,6 +72,7 @@ export async function buildServices(
   const audit = new AuditLog(db, events);
   const mfa = new Mfa(db, config, clock, users);
   sessions.factorsOf = (userId, q) => mfa.factorsJson(userId, q);
+  sessions.audit = audit;
   const sendLimits = new SendLimits(db, config, clock);
   const otp = new OneTimeTokens(db, config.jwt.secret, clock);
   const s: Services = {
