@@ -6,6 +6,7 @@
  *   deno task bench --record    # also writes bench/results/<date>.json (commit that one)
  *   deno task bench --quick     # 3-second runs, to check the harness (--duration=N: N seconds)
  *   deno task bench --profile   # the server runs with --cpu-prof (profile in bench/results/prof/)
+ *   nice -n 19 deno task bench --scale   # 1,000,000 users, 5,000,000 refresh tokens (bench/scale.ts)
  *   deno task bench --only=get_user,mixed   # just those runs (baseline_bare, baseline_one_query,
  *       # baseline_four_queries, get_user, get_user_uncached, get_user_one_query, refresh_token,
  *       # password, signup, mixed, mixed_one_query, client)
@@ -25,6 +26,7 @@ import {
 } from "../tests/helpers/bench_process.ts";
 import { createFixtures } from "./fixtures.ts";
 import { machineInfo } from "./machine.ts";
+import { scaleMain } from "./scale.ts";
 
 const flags = new Set(Deno.args);
 /** `--only=get_user,password` runs just those (names as in the results); default all. */
@@ -65,6 +67,7 @@ async function measure(opts: Parameters<typeof runWrk>[0], warm = true): Promise
 const ratio = (a: number, b: number) => (a > 0 && b > 0 ? Math.round((a / b) * 1000) / 1000 : null);
 
 async function main(): Promise<number> {
+  if (flags.has("--scale")) return await scaleMain();
   const machine = await machineInfo();
   log(
     `machine: ${machine.cores} cores, ${machine.memoryGiB} GiB, Deno ${machine.deno}, load ${

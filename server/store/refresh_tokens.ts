@@ -61,7 +61,8 @@ function jsonRows(v: unknown, dates: readonly string[]): Record<string, unknown>
 
 const STAMPS = ["created_at", "updated_at"] as const;
 
-function rotateLiveSql(db: Db): string {
+/** The text of {@link RefreshTokenStore.rotateLive}'s statement (bench/scale.ts explains it). */
+export function rotateLiveSql(db: Pick<Db, "t">): string {
   const [tokens, sessions, users] = [db.t("refresh_tokens"), db.t("sessions"), db.t("users")];
   // $1 token hash, $2 child hash, $3 now, $4 timebox s, $5 inactivity s, $6 audit payload, $7 ip.
   // `t` reads the token in the statement's snapshot; whether it is still live is decided by
@@ -144,8 +145,8 @@ export class RefreshTokenStore {
     inactivityTimeoutSec: number;
     auditPayload: Record<string, unknown>;
     ip: string;
-  }, q: Queryable = this.#db): Promise<RotatedLive | null> {
-    const [row] = await q.query<RotatedRow>(this.#rotateLiveSql, [
+  }, q?: Queryable): Promise<RotatedLive | null> {
+    const params = [
       p.hash,
       p.childHash,
       p.now,
@@ -153,7 +154,13 @@ export class RefreshTokenStore {
       p.inactivityTimeoutSec,
       JSON.stringify(p.auditPayload),
       p.ip,
-    ]);
+    ];
+    // On a connection of its own (unless the caller gives one): a statement that commits,
+    // pipelined behind others on a shared connection, would wait for each one's WAL flush in
+    // turn, where separate backends flush together (group commit).
+    const [row] = q
+      ? await q.query<RotatedRow>(this.#rotateLiveSql, params)
+      : await this.#db.withConnection((c) => c.query<RotatedRow>(this.#rotateLiveSql, params));
     if (!row) return null;
     const { __session, __identities, __factors, ...user } = row;
     return {
