@@ -23,6 +23,7 @@ import {
 import { createFixtures } from "./fixtures.ts";
 import { machineInfo } from "./machine.ts";
 import { rotateLiveSql } from "../server/store/refresh_tokens.ts";
+import { cleanupStatements } from "../server/store/cleanup.ts";
 
 const arg = (name: string, dflt: number) =>
   Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? dflt);
@@ -223,10 +224,7 @@ export async function scaleMain(): Promise<number> {
         ],
         // server/store/cleanup.ts: one batch of revoked refresh tokens (cutoff: a day ago).
         cleanup_refresh_tokens: [
-          `WITH d AS (DELETE FROM ${p}refresh_tokens WHERE id IN (
-             SELECT id FROM ${p}refresh_tokens WHERE revoked AND updated_at < $1
-             LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING 1)
-           SELECT count(*)::int AS n FROM d`,
+          cleanupStatements((n) => `${p}${n}`).refresh_tokens,
           [new Date(Date.now() - 86400_000), 100],
         ],
       };

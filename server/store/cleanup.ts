@@ -30,6 +30,39 @@ export const CLEANUP_KINDS = [
 ] as const;
 export type CleanupKind = typeof CLEANUP_KINDS[number];
 
+/** The statement of each kind, for tables named by `t` ($1 the cutoff, $2 the batch size). */
+export function cleanupStatements(t: (name: string) => string): Record<CleanupKind, string> {
+  // $1: the cutoff (rows older than it are dead), $2: the batch size.
+  // `= ANY(ARRAY(subquery))`: the batch is picked first (an InitPlan walking the cutoff's
+  // index) and then deleted by key. With `IN (subquery)` a generic plan, which cannot know
+  // the LIMIT, may hash-join the batch against a scan of the whole table.
+  const batch = (table: string, key: string, where: string) =>
+    `WITH d AS (
+       DELETE FROM ${table} WHERE ${key} = ANY(ARRAY(
+         SELECT ${key} FROM ${table} WHERE ${where} LIMIT $2 FOR UPDATE SKIP LOCKED))
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM d`;
+  const byId = (table: string, where: string) => batch(table, "id", where);
+  return {
+    // A revoked token is only read again to tell a replay (reuse detection) within the reuse
+    // interval and the grace after it; its child points to it by id only, without a key.
+    refresh_tokens: byId(t("refresh_tokens"), "revoked AND updated_at < $1"),
+    // Deleting a session deletes its refresh tokens (ON DELETE CASCADE).
+    sessions_expired: byId(t("sessions"), "not_after < $1"),
+    sessions_timebox: byId(t("sessions"), "created_at < $1"),
+    sessions_inactive: byId(t("sessions"), "COALESCE(refreshed_at, created_at) < $1"),
+    one_time_tokens: byId(t("one_time_tokens"), "expires_at < $1"),
+    flow_states: byId(t("flow_state"), "created_at < $1"),
+    oauth_states: batch(t("oauth_state_uses"), "jti", "expires_at < $1"),
+    mfa_challenges: byId(t("mfa_challenges"), "created_at < $1"),
+    send_log: byId(t("send_log"), "sent_at < $1"),
+    // No single-column key: the row's physical address, which cannot change while the row is
+    // locked (FOR UPDATE) until this statement deletes it.
+    rate_counters: batch(t("rate_counters"), "ctid", "window_start < $1"),
+    audit_log: byId(t("audit_log_entries"), "created_at < $1"),
+  };
+}
+
 /** Deletes dead rows of one database in batches. */
 export class CleanupStore {
   readonly #db: Db;
@@ -37,40 +70,7 @@ export class CleanupStore {
 
   constructor(db: Db) {
     this.#db = db;
-    const t = (n: string) => db.t(n);
-    // $1: the cutoff (rows older than it are dead), $2: the batch size.
-    const byId = (table: string, where: string) =>
-      `WITH d AS (
-         DELETE FROM ${table} WHERE id IN (
-           SELECT id FROM ${table} WHERE ${where} LIMIT $2 FOR UPDATE SKIP LOCKED)
-         RETURNING 1)
-       SELECT count(*)::int AS n FROM d`;
-    this.#sql = {
-      // A revoked token is only read again to tell a replay (reuse detection) within the reuse
-      // interval and the grace after it; its child points to it by id only, without a key.
-      refresh_tokens: byId(t("refresh_tokens"), "revoked AND updated_at < $1"),
-      // Deleting a session deletes its refresh tokens (ON DELETE CASCADE).
-      sessions_expired: byId(t("sessions"), "not_after < $1"),
-      sessions_timebox: byId(t("sessions"), "created_at < $1"),
-      sessions_inactive: byId(t("sessions"), "COALESCE(refreshed_at, created_at) < $1"),
-      one_time_tokens: byId(t("one_time_tokens"), "expires_at < $1"),
-      flow_states: byId(t("flow_state"), "created_at < $1"),
-      oauth_states: `WITH d AS (
-          DELETE FROM ${t("oauth_state_uses")} WHERE jti IN (
-            SELECT jti FROM ${t("oauth_state_uses")} WHERE expires_at < $1
-            LIMIT $2 FOR UPDATE SKIP LOCKED)
-          RETURNING 1)
-        SELECT count(*)::int AS n FROM d`,
-      mfa_challenges: byId(t("mfa_challenges"), "created_at < $1"),
-      send_log: byId(t("send_log"), "sent_at < $1"),
-      rate_counters: `WITH d AS (
-          DELETE FROM ${t("rate_counters")} WHERE (key, window_start) IN (
-            SELECT key, window_start FROM ${t("rate_counters")} WHERE window_start < $1
-            LIMIT $2 FOR UPDATE SKIP LOCKED)
-          RETURNING 1)
-        SELECT count(*)::int AS n FROM d`,
-      audit_log: byId(t("audit_log_entries"), "created_at < $1"),
-    };
+    this.#sql = cleanupStatements((n) => db.t(n));
   }
 
   /**
