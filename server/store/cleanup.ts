@@ -32,34 +32,43 @@ export type CleanupKind = typeof CLEANUP_KINDS[number];
 
 /** The statement of each kind, for tables named by `t` ($1 the cutoff, $2 the batch size). */
 export function cleanupStatements(t: (name: string) => string): Record<CleanupKind, string> {
-  // $1: the cutoff (rows older than it are dead), $2: the batch size.
-  // `= ANY(ARRAY(subquery))`: the batch is picked first (an InitPlan walking the cutoff's
-  // index) and then deleted by key. With `IN (subquery)` a generic plan, which cannot know
-  // the LIMIT, may hash-join the batch against a scan of the whole table.
-  const batch = (table: string, key: string, where: string) =>
+  // $1: the cutoff (rows whose `column` is before it are dead), $2: the batch size.
+  // The batch is picked first (an InitPlan: `= ANY(ARRAY(subquery))`) and then deleted by key;
+  // with `IN (subquery)` a generic plan, which cannot see the LIMIT, may hash-join the batch
+  // against a scan of the whole table. ORDER BY the cutoff's column makes the pick walk that
+  // column's index, oldest first, and stop at the live rows; without it a generic plan may
+  // scan the table for dead rows that are not there.
+  const batch = (table: string, key: string, column: string, also = "TRUE", order = true) =>
     `WITH d AS (
        DELETE FROM ${table} WHERE ${key} = ANY(ARRAY(
-         SELECT ${key} FROM ${table} WHERE ${where} LIMIT $2 FOR UPDATE SKIP LOCKED))
+         SELECT ${key} FROM ${table} WHERE ${column} < $1 AND ${also}
+         ${order ? `ORDER BY ${column}` : ""} LIMIT $2 FOR UPDATE SKIP LOCKED))
        RETURNING 1)
      SELECT count(*)::int AS n FROM d`;
-  const byId = (table: string, where: string) => batch(table, "id", where);
   return {
     // A revoked token is only read again to tell a replay (reuse detection) within the reuse
     // interval and the grace after it; its child points to it by id only, without a key.
-    refresh_tokens: byId(t("refresh_tokens"), "revoked AND updated_at < $1"),
+    refresh_tokens: batch(t("refresh_tokens"), "id", "updated_at", "revoked"),
     // Deleting a session deletes its refresh tokens (ON DELETE CASCADE).
-    sessions_expired: byId(t("sessions"), "not_after < $1"),
-    sessions_timebox: byId(t("sessions"), "created_at < $1"),
-    sessions_inactive: byId(t("sessions"), "COALESCE(refreshed_at, created_at) < $1"),
-    one_time_tokens: byId(t("one_time_tokens"), "expires_at < $1"),
-    flow_states: byId(t("flow_state"), "created_at < $1"),
-    oauth_states: batch(t("oauth_state_uses"), "jti", "expires_at < $1"),
-    mfa_challenges: byId(t("mfa_challenges"), "created_at < $1"),
-    send_log: byId(t("send_log"), "sent_at < $1"),
+    sessions_expired: batch(t("sessions"), "id", "not_after"),
+    sessions_timebox: batch(t("sessions"), "id", "created_at"),
+    // No index (it would be written by every refresh): a scan, in no particular order.
+    sessions_inactive: batch(
+      t("sessions"),
+      "id",
+      "COALESCE(refreshed_at, created_at)",
+      "TRUE",
+      false,
+    ),
+    one_time_tokens: batch(t("one_time_tokens"), "id", "expires_at"),
+    flow_states: batch(t("flow_state"), "id", "created_at"),
+    oauth_states: batch(t("oauth_state_uses"), "jti", "expires_at"),
+    mfa_challenges: batch(t("mfa_challenges"), "id", "created_at"),
+    send_log: batch(t("send_log"), "id", "sent_at"),
     // No single-column key: the row's physical address, which cannot change while the row is
     // locked (FOR UPDATE) until this statement deletes it.
-    rate_counters: batch(t("rate_counters"), "ctid", "window_start < $1"),
-    audit_log: byId(t("audit_log_entries"), "created_at < $1"),
+    rate_counters: batch(t("rate_counters"), "ctid", "window_start"),
+    audit_log: batch(t("audit_log_entries"), "id", "created_at"),
   };
 }
 
