@@ -7,6 +7,7 @@
  *   deno task bench --quick     # 3-second runs, to check the harness (--duration=N: N seconds)
  *   deno task bench --profile   # the server runs with --cpu-prof (profile in bench/results/prof/)
  *   nice -n 19 deno task bench --scale   # 1,000,000 users, 5,000,000 refresh tokens (bench/scale.ts)
+ *   deno task bench --processes=2   # GET /user and refresh on one and on two processes (bench/processes.ts)
  *   deno task bench --only=get_user,mixed   # just those runs (baseline_bare, baseline_one_query,
  *       # baseline_four_queries, get_user, get_user_uncached, get_user_one_query, refresh_token,
  *       # password, signup, mixed, mixed_one_query, client)
@@ -27,6 +28,7 @@ import {
 import { createFixtures } from "./fixtures.ts";
 import { machineInfo } from "./machine.ts";
 import { scaleMain } from "./scale.ts";
+import { processesMain } from "./processes.ts";
 
 const flags = new Set(Deno.args);
 /** `--only=get_user,password` runs just those (names as in the results); default all. */
@@ -68,6 +70,8 @@ const ratio = (a: number, b: number) => (a > 0 && b > 0 ? Math.round((a / b) * 1
 
 async function main(): Promise<number> {
   if (flags.has("--scale")) return await scaleMain();
+  const processes = Deno.args.find((a) => a.startsWith("--processes="));
+  if (processes) return await processesMain(Number(processes.slice(12)));
   const machine = await machineInfo();
   log(
     `machine: ${machine.cores} cores, ${machine.memoryGiB} GiB, Deno ${machine.deno}, load ${
