@@ -71,7 +71,7 @@ export function rotateLiveSql(db: Pick<Db, "t">): string {
       SELECT id, session_id, user_id, updated_at FROM ${tokens}
       WHERE token_hash = $1 AND NOT revoked
     ), s AS (
-      SELECT x.* FROM ${sessions} x WHERE x.id = (SELECT session_id FROM t) FOR NO KEY UPDATE
+      SELECT x.* FROM ${sessions} x WHERE x.id = (SELECT session_id FROM t) FOR UPDATE
     ), u AS (
       SELECT y.* FROM ${users} y WHERE y.id = (SELECT user_id FROM t) AND y.deleted_at IS NULL
         AND (y.banned_until IS NULL OR y.banned_until <= $3)
