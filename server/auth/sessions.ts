@@ -9,11 +9,13 @@
  * does is decided by auth/refresh_policy.ts; the SQL is in store/sessions.ts
  * and store/refresh_tokens.ts.
  *
- * Concurrency: an exchange runs in one transaction that locks the session row
- * (`SELECT ... FOR UPDATE`), so every exchange within one token family is
- * serialised, across processes too: the second of two concurrent exchanges of
- * the same token sees it revoked with a live child inside the interval and
- * returns that child.
+ * Concurrency: an exchange locks the session row (`FOR UPDATE`), in the one
+ * statement of its common case (store/refresh_tokens.ts `rotateLive`) or in
+ * the transaction of every other case, so every exchange within one token
+ * family is serialised, across processes too: the second of two concurrent
+ * exchanges of the same token finds it revoked (the statement changes
+ * nothing), and the transaction then sees the live child inside the interval
+ * and returns that child.
  */
 import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
