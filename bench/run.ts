@@ -6,6 +6,8 @@
  *   deno task bench --record    # also writes bench/results/<date>.json (commit that one)
  *   deno task bench --quick     # 3-second runs, to check the harness (--duration=N: N seconds)
  *   deno task bench --profile   # the server runs with --cpu-prof (profile in bench/results/prof/)
+ *   nice -n 19 deno task bench --scale   # 1,000,000 users, 5,000,000 refresh tokens (bench/scale.ts)
+ *   deno task bench --processes=2   # GET /user and refresh on one and on two processes (bench/processes.ts)
  *   deno task bench --only=get_user,mixed   # just those runs (baseline_bare, baseline_one_query,
  *       # baseline_four_queries, get_user, get_user_uncached, get_user_one_query, refresh_token,
  *       # password, signup, mixed, mixed_one_query, client)
@@ -25,6 +27,8 @@ import {
 } from "../tests/helpers/bench_process.ts";
 import { createFixtures } from "./fixtures.ts";
 import { machineInfo } from "./machine.ts";
+import { scaleMain } from "./scale.ts";
+import { processesMain } from "./processes.ts";
 
 const flags = new Set(Deno.args);
 /** `--only=get_user,password` runs just those (names as in the results); default all. */
@@ -65,6 +69,9 @@ async function measure(opts: Parameters<typeof runWrk>[0], warm = true): Promise
 const ratio = (a: number, b: number) => (a > 0 && b > 0 ? Math.round((a / b) * 1000) / 1000 : null);
 
 async function main(): Promise<number> {
+  if (flags.has("--scale")) return await scaleMain();
+  const processes = Deno.args.find((a) => a.startsWith("--processes="));
+  if (processes) return await processesMain(Number(processes.slice(12)));
   const machine = await machineInfo();
   log(
     `machine: ${machine.cores} cores, ${machine.memoryGiB} GiB, Deno ${machine.deno}, load ${
@@ -162,13 +169,17 @@ async function main(): Promise<number> {
     });
     try {
       log(`server process ${srv.pid} at ${srv.url}, namespace ${ns}`);
-      const fx = await createFixtures(srv.url, { users: 16, refreshPool: CONNECTIONS * 2 + 1 });
+      // Two pools of refresh tokens: one for the grant, one for its one-statement baseline.
+      const POOL = CONNECTIONS * 2;
+      const fx = await createFixtures(srv.url, { users: 16, refreshPool: 2 * POOL + 1 });
       notes.push(...fx.notes);
       const dir = await Deno.makeTempDir({ prefix: "authsvc-bench-" });
       const usersFile = `${dir}/users.txt`;
       const poolFile = `${dir}/refresh.txt`;
+      const baselinePoolFile = `${dir}/refresh_baseline.txt`;
       await Deno.writeTextFile(usersFile, fx.emails.join("\n") + "\n");
-      await Deno.writeTextFile(poolFile, fx.refreshTokens.join("\n") + "\n");
+      await Deno.writeTextFile(poolFile, fx.refreshTokens.slice(0, POOL).join("\n") + "\n");
+      await Deno.writeTextFile(baselinePoolFile, fx.refreshTokens.slice(POOL).join("\n") + "\n");
 
       results.get_user = fx.accessToken && wanted("get_user")
         ? await measure({
@@ -228,6 +239,26 @@ async function main(): Promise<number> {
           durationSec: DURATION,
         }, false)
         : null;
+      // The same exchange's database work as one statement behind a bare Deno.serve handler
+      // (bench/refresh_one_statement.ts), on the same tables, after the grant.
+      if (fx.refreshTokens.length >= 2 * CONNECTIONS && wanted("refresh_token")) {
+        const b = await startBaseline(
+          [DB_URL, `${ns}_`, PROCESS_JWT_SECRET],
+          "./refresh_one_statement.ts",
+        );
+        try {
+          results.baseline_refresh_one_statement = await measure({
+            name: "baseline_refresh_one_statement",
+            url: `${b.url}/`,
+            script: "refresh",
+            args: [baselinePoolFile],
+            connections: CONNECTIONS,
+            durationSec: DURATION,
+          }, false);
+        } finally {
+          await b.stop();
+        }
+      }
       results.password = fx.emails.length && wanted("password")
         ? await measure({
           name: "password_grant",
@@ -330,6 +361,11 @@ async function main(): Promise<number> {
       ">=",
     ),
     get_user_p99_ms_under_password_load: target(results.mixed_get_user?.p99Ms ?? null, 50, "<"),
+    refresh_vs_one_statement: target(
+      ratio(results.refresh_token?.rps ?? 0, results.baseline_refresh_one_statement?.rps ?? 0),
+      0.85,
+      ">=",
+    ),
   };
   const ratios = {
     get_user_vs_one_query: targets.get_user_vs_one_query.value,
@@ -341,6 +377,7 @@ async function main(): Promise<number> {
       results.baseline_four_queries?.rps ?? 0,
     ),
     refresh_vs_one_query: ratio(results.refresh_token?.rps ?? 0, q),
+    refresh_vs_one_statement: targets.refresh_vs_one_statement.value,
     password_vs_bcrypt_ceiling: targets.password_vs_bcrypt_ceiling.value,
     signup_vs_bcrypt_ceiling: ratio(results.signup?.rps ?? 0, bcryptCeiling),
     password_vs_bcrypt_parallel_measured: ratio(results.password?.rps ?? 0, bcryptParallel),

@@ -64,6 +64,8 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   const services = await buildServices(config, obs.wrapDb(db), opts.clock ?? systemClock, log);
   if (ownDb) services.onClose.unshift(() => db.close());
   services.onClose.unshift(() => obs.shutdown());
+  // Registered last, so it stops first: a pass under way ends before the database closes.
+  services.onClose.push(() => services.cleanup.stop());
   try {
     obs.attach(services.events, db);
   } catch (e) {
@@ -183,6 +185,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     );
   });
 
+  services.cleanup.start();
   let closed = false;
   return {
     app,

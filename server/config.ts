@@ -237,6 +237,17 @@ export interface Config {
     totpEnabled: boolean;
     phoneEnabled: boolean;
   };
+  /** Deleting dead rows in small batches (auth/cleanup.ts). */
+  cleanup: {
+    /** Seconds between one process's cleanup passes; 0: this process cleans nothing. */
+    intervalSec: number;
+    /** Rows deleted per statement. */
+    batchSize: number;
+    /** How long revoked refresh tokens, ended sessions, flows and challenges are kept, seconds. */
+    graceSec: number;
+    /** Audit entries older than this are deleted, seconds; 0: kept forever. */
+    auditRetentionSec: number;
+  };
   log: { level: LogLevel; file: string };
   tracing: { enabled: boolean; exporter: "opentelemetry" };
   metrics: {
@@ -687,6 +698,26 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       }),
       totpEnabled: r.bool("MFA_TOTP_ENROLL_ENABLED", { default: true, doc: "TOTP factors" }),
       phoneEnabled: r.bool("MFA_PHONE_ENROLL_ENABLED", { default: false, doc: "phone factors" }),
+    },
+    cleanup: {
+      intervalSec: r.seconds("CLEANUP_INTERVAL", {
+        default: 60,
+        doc: "how often each process deletes dead rows (0: never); see docs/operations.md",
+      }),
+      batchSize: r.int("CLEANUP_BATCH_SIZE", {
+        default: 100,
+        min: 1,
+        max: 10000,
+        doc: "rows deleted per cleanup statement",
+      }),
+      graceSec: r.seconds("CLEANUP_GRACE", {
+        default: 86400,
+        doc: "how long revoked refresh tokens, ended sessions and unused flows are kept",
+      }),
+      auditRetentionSec: r.seconds("AUDIT_LOG_RETENTION", {
+        default: 0,
+        doc: "audit entries older than this are deleted (0: kept forever)",
+      }),
     },
     log: {
       level: r.oneOf("LOG_LEVEL", LOG_LEVELS, {

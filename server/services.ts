@@ -18,6 +18,7 @@ import { Events } from "./auth/events.ts";
 import { Mfa } from "./auth/mfa.ts";
 import { OneTimeTokens } from "./auth/otp.ts";
 import { SendLimits } from "./auth/send_limits.ts";
+import { Cleanup } from "./auth/cleanup.ts";
 import { Mailer } from "./mail/mailer.ts";
 import { DevInbox } from "./console/inbox.ts";
 import { SmsService } from "./auth/phone.ts";
@@ -50,6 +51,8 @@ export interface Services {
   sms: SmsService;
   /** Auth hooks (auth/hooks.ts). */
   hooks: Hooks;
+  /** Deletes dead rows in the background; createApp starts it (auth/cleanup.ts). */
+  cleanup: Cleanup;
   /** Run at shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -69,6 +72,7 @@ export async function buildServices(
   const audit = new AuditLog(db, events);
   const mfa = new Mfa(db, config, clock, users);
   sessions.factorsOf = (userId, q) => mfa.factorsJson(userId, q);
+  sessions.audit = audit;
   const sendLimits = new SendLimits(db, config, clock);
   const otp = new OneTimeTokens(db, config.jwt.secret, clock);
   const s: Services = {
@@ -98,6 +102,7 @@ export async function buildServices(
       configuredSmsProvider(config),
     ),
     hooks: new Hooks(config, db, log),
+    cleanup: new Cleanup(db, config, clock, log),
     onClose: [],
   };
   installHooks(s);

@@ -117,21 +117,14 @@ export async function refreshTokenGrant(c: Ctx, body: Body, s: Services): Promis
   if (!token) throw badRequest("refresh_token is required");
   let set;
   try {
-    set = await s.sessions.refresh(token);
+    // The token_refreshed audit entry is written with the exchange (Sessions.refresh).
+    set = await s.sessions.refresh(token, { ip: clientIp(c) });
   } catch (e) {
     if (e instanceof RefreshTokenReusedError && e.familyRevoked) {
       await auditReuse(c, s, e.session.user_id, e.session.id);
     }
     throw e;
   }
-  const user = set.user as { id?: string; email?: string; phone?: string };
-  await s.audit.record({
-    action: "token_refreshed",
-    actorId: user.id,
-    actorUsername: user.email || user.phone || "",
-    logType: "token",
-    ip: clientIp(c),
-  });
   s.events.emit("token_refresh", {});
   return c.json(set);
 }

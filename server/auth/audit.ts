@@ -81,6 +81,18 @@ export interface AuditListing {
 }
 
 /** Writes and lists audit entries. */
+/** The stored payload of an entry (GoTrue's audit_log_entries.payload). */
+export function auditPayload(e: Omit<AuditEntry, "ip">): Record<string, unknown> {
+  return {
+    action: e.action,
+    actor_id: e.actorId ?? "",
+    actor_username: e.actorUsername ?? "",
+    actor_name: e.actorName ?? "",
+    log_type: e.logType ?? "account",
+    traits: e.traits ?? {},
+  };
+}
+
 export class AuditLog {
   readonly #store: AuditStore;
 
@@ -90,15 +102,16 @@ export class AuditLog {
 
   /** Records one entry (in `q`'s transaction when given) and emits an `audit` event. */
   async record(e: AuditEntry, q: Queryable = this.db): Promise<void> {
-    const payload = {
-      action: e.action,
-      actor_id: e.actorId ?? "",
-      actor_username: e.actorUsername ?? "",
-      actor_name: e.actorName ?? "",
-      log_type: e.logType ?? "account",
-      traits: e.traits ?? {},
-    };
+    const payload = auditPayload(e);
     await this.#store.insert(payload, e.ip ?? "", q);
+    this.events.emit("audit", payload);
+  }
+
+  /**
+   * Emits the `audit` event of an entry that a statement of the store wrote
+   * itself (the refresh grant's, store/refresh_tokens.ts `rotateLive`).
+   */
+  recorded(payload: Record<string, unknown>): void {
     this.events.emit("audit", payload);
   }
 

@@ -32,7 +32,8 @@ export type { FlowStateRow } from "../store/flow_states.ts";
 
 /** Seconds an issued auth code stays exchangeable. */
 export const FLOW_STATE_TTL_SEC = 300;
-const UNUSED_FLOW_TTL_SEC = 86_400;
+/** Seconds an unused flow (no auth code issued yet) is kept. */
+export const UNUSED_FLOW_TTL_SEC = 86_400;
 
 const stores = new WeakMap<Db, FlowStateStore>();
 

@@ -9,11 +9,13 @@
  * does is decided by auth/refresh_policy.ts; the SQL is in store/sessions.ts
  * and store/refresh_tokens.ts.
  *
- * Concurrency: an exchange runs in one transaction that locks the session row
- * (`SELECT ... FOR UPDATE`), so every exchange within one token family is
- * serialised, across processes too: the second of two concurrent exchanges of
- * the same token sees it revoked with a live child inside the interval and
- * returns that child.
+ * Concurrency: an exchange locks the session row (`FOR UPDATE`), in the one
+ * statement of its common case (store/refresh_tokens.ts `rotateLive`) or in
+ * the transaction of every other case, so every exchange within one token
+ * family is serialised, across processes too: the second of two concurrent
+ * exchanges of the same token finds it revoked (the statement changes
+ * nothing), and the transaction then sees the live child inside the interval
+ * and returns that child.
  */
 import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
@@ -29,7 +31,10 @@ import {
   sessionValidity,
   supersededByNewerSession,
 } from "./session_limits.ts";
-import { type UserRow, type Users, userToJson } from "./users.ts";
+import { type IdentityRow, type UserRow, type Users, userToJson } from "./users.ts";
+import { type AuditLog, auditPayload } from "./audit.ts";
+import { factorToJson } from "./mfa.ts";
+import type { FactorRow } from "../store/factors.ts";
 
 export type { AmrEntry, SessionRow } from "../store/sessions.ts";
 
@@ -80,6 +85,8 @@ export class Sessions {
    * query moves into server/store; nothing new may use it.
    */
   readonly sessions: string;
+  /** Records the refresh grant's audit entries (set by buildServices). */
+  audit?: AuditLog;
   /** Lists a user's MFA factors for the user in token sets (set by buildServices). */
   factorsOf?: (userId: string, q: Queryable) => Promise<Record<string, unknown>[] | undefined>;
   /** The custom access token hook, when enabled (auth/hooks.ts; set by buildServices). */
@@ -170,9 +177,21 @@ export class Sessions {
     refreshToken: string,
     q: Queryable = this.db,
   ): Promise<TokenSet> {
-    const { token, exp } = await this.accessToken(user, session, q === this.db ? undefined : q);
     const identities = await this.users.listIdentities(user.id, q);
     const factors = await this.factorsOf?.(user.id, q);
+    const tx = q === this.db ? undefined : q;
+    return await this.#answer(user, session, refreshToken, { identities, factors }, tx);
+  }
+
+  /** The token set from rows already read; `tx`: the open transaction, if any (hooks run in it). */
+  async #answer(
+    user: UserRow,
+    session: SessionRow,
+    refreshToken: string,
+    { identities, factors }: { identities: IdentityRow[]; factors?: Record<string, unknown>[] },
+    tx?: Queryable,
+  ): Promise<TokenSet> {
+    const { token, exp } = await this.accessToken(user, session, tx);
     return {
       access_token: token,
       token_type: "bearer",
@@ -216,8 +235,20 @@ export class Sessions {
     return await this.#store.findById(id, q);
   }
 
-  /** The refresh_token grant, with rotation and reuse detection (auth/refresh_policy.ts). */
-  async refresh(token: string): Promise<TokenSet> {
+  /**
+   * The refresh_token grant, with rotation and reuse detection
+   * (auth/refresh_policy.ts), and its `token_refreshed` audit entry (from
+   * `ctx.ip`) in the same transaction.
+   *
+   * The policy's common case, a live token of a session and user in good
+   * standing with rotation on (`rotate`), is tried first as one statement
+   * (RefreshTokenStore.rotateLive: one round trip and one commit instead of
+   * a transaction of ten). Whenever that statement changes nothing (the
+   * token is unknown or revoked, the session ended or expired, the user is
+   * banned, or a concurrent exchange got there first), the exchange reads
+   * the rows under the session's lock and asks decideRefresh, as below.
+   */
+  async refresh(token: string, ctx: { ip?: string } = {}): Promise<TokenSet> {
     if (typeof token !== "string" || token.length === 0 || token.length > 512) {
       throw new AuthError("validation_failed", "refresh_token is required", {
         situation: "oauth",
@@ -228,6 +259,37 @@ export class Sessions {
       rotationEnabled: this.config.security.refreshTokenRotationEnabled,
       reuseIntervalSec: this.config.security.refreshTokenReuseInterval,
     };
+    const audit = this.audit;
+    const entry = { action: "token_refreshed", logType: "token" } as const;
+    const limits = this.config.sessions;
+    // With SESSIONS_SINGLE_PER_USER the decision reads the user's other sessions: the
+    // transaction below makes it.
+    if (settings.rotationEnabled && audit && !limits.singlePerUser) {
+      const plain = await hmacBase64url(await this.#childKey, token);
+      const payload = auditPayload(entry);
+      const done = await this.#tokens.rotateLive({
+        hash,
+        childHash: await sha256Hex(plain),
+        now: this.clock.now(),
+        timeboxSec: limits.timeboxSec,
+        inactivityTimeoutSec: limits.inactivityTimeoutSec,
+        auditPayload: payload,
+        ip: ctx.ip ?? "",
+      });
+      if (done) {
+        const user = done.user as unknown as UserRow;
+        audit.recorded({
+          ...payload,
+          actor_id: user.id,
+          actor_username: user.email || user.phone || "",
+        });
+        const factors = done.factors as unknown as FactorRow[];
+        return await this.#answer(user, done.session, plain, {
+          identities: done.identities as unknown as IdentityRow[],
+          factors: factors.length ? factors.map(factorToJson) : undefined,
+        });
+      }
+    }
     const outcome = await this.db.transaction(async (tx) => {
       const found = await this.#tokens.findByHash(hash, tx);
       if (!found) return { error: "not_found" as const };
@@ -253,7 +315,6 @@ export class Sessions {
       if (decision !== "not_found" && decision !== "banned" && decision !== "expired") {
         // SESSIONS_TIMEBOX, SESSIONS_INACTIVITY_TIMEOUT, SESSIONS_SINGLE_PER_USER, checked
         // before reuse detection as GoTrue does (auth/session_limits.ts).
-        const limits = this.config.sessions;
         const validity = sessionValidity(limits, session, now, rt!.updated_at);
         if (validity !== "valid") return { error: "limit" as const, why: validity };
         if (limits.singlePerUser) {
@@ -281,6 +342,12 @@ export class Sessions {
           break;
       }
       await this.#store.markRefreshed(session.id, now, tx);
+      await audit?.record({
+        ...entry,
+        actorId: user!.id,
+        actorUsername: user!.email || user!.phone || "",
+        ip: ctx.ip,
+      }, tx);
       return { set: await this.tokenSet(user!, session, plain, tx), session };
     });
     if ("set" in outcome && outcome.set) return outcome.set;

@@ -6,6 +6,8 @@
  * lock (SessionStore.lockById) while it changes a family.
  */
 import type { Db, Queryable } from "../db/db.ts";
+import { parseTimestamptz } from "../util/time.ts";
+import type { SessionRow } from "./sessions.ts";
 
 /** A refresh_tokens row. */
 export interface RefreshTokenRow {
@@ -19,18 +21,158 @@ export interface RefreshTokenRow {
   updated_at: Date;
 }
 
+/** What {@link RefreshTokenStore.rotateLive} read, as the separate reads would give it. */
+export interface RotatedLive {
+  /** The user row (`SELECT *`). */
+  user: Record<string, unknown>;
+  /** The session as it was locked, before it was noted refreshed. */
+  session: SessionRow;
+  /** The user's identities, oldest first. */
+  identities: Record<string, unknown>[];
+  /** The user's MFA factors, oldest first. */
+  factors: Record<string, unknown>[];
+}
+
+type RotatedRow = Record<string, unknown> & {
+  __session: unknown;
+  __identities: unknown;
+  __factors: unknown;
+};
+
+/**
+ * Rows of a JSON column (array_to_json of rows: text on some drivers, parsed
+ * on others) with their timestamp members as Dates, ordered by created_at,
+ * then id, as the separate queries order them.
+ */
+function jsonRows(v: unknown, dates: readonly string[]): Record<string, unknown>[] {
+  const parsed = typeof v === "string" ? JSON.parse(v) : v ?? [];
+  const list = (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
+  for (const r of list) {
+    for (const k of dates) if (typeof r[k] === "string") r[k] = parseTimestamptz(r[k] as string);
+  }
+  if (list.length > 1) {
+    list.sort((a, b) =>
+      (a.created_at as Date).getTime() - (b.created_at as Date).getTime() ||
+      (String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0)
+    );
+  }
+  return list;
+}
+
+const STAMPS = ["created_at", "updated_at"] as const;
+
+/** The text of {@link RefreshTokenStore.rotateLive}'s statement (bench/scale.ts explains it). */
+export function rotateLiveSql(db: Pick<Db, "t">): string {
+  const [tokens, sessions, users] = [db.t("refresh_tokens"), db.t("sessions"), db.t("users")];
+  // $1 token hash, $2 child hash, $3 now, $4 timebox s, $5 inactivity s, $6 audit payload, $7 ip.
+  // `t` reads the token in the statement's snapshot; whether it is still live is decided by
+  // the UPDATE in `old`, which re-reads the newest version of the row after any lock wait.
+  return `WITH t AS (
+      SELECT id, session_id, user_id, updated_at FROM ${tokens}
+      WHERE token_hash = $1 AND NOT revoked
+    ), s AS (
+      SELECT x.* FROM ${sessions} x WHERE x.id = (SELECT session_id FROM t) FOR UPDATE
+    ), u AS (
+      SELECT y.* FROM ${users} y WHERE y.id = (SELECT user_id FROM t) AND y.deleted_at IS NULL
+        AND (y.banned_until IS NULL OR y.banned_until <= $3)
+    ), ok AS (
+      SELECT s.id FROM s, u
+      WHERE (s.not_after IS NULL OR s.not_after > $3)
+        AND ($4::float8 = 0 OR s.created_at >= $3 - make_interval(secs => $4::float8))
+        AND ($5::float8 = 0 OR COALESCE(s.refreshed_at,
+            GREATEST(s.created_at, (SELECT updated_at FROM t))) >= $3 - make_interval(secs => $5::float8))
+    ), old AS (
+      UPDATE ${tokens} r SET revoked = true, updated_at = $3 FROM t
+      WHERE r.id = t.id AND NOT r.revoked AND r.session_id IN (SELECT id FROM ok)
+      RETURNING r.id, r.user_id, r.session_id
+    ), child AS (
+      INSERT INTO ${tokens} (token_hash, user_id, session_id, parent_id, created_at, updated_at)
+      SELECT $2, user_id, session_id, id, $3, $3 FROM old
+    ), touch AS (
+      UPDATE ${sessions} x SET refreshed_at = $3, updated_at = $3 FROM old
+      WHERE x.id = old.session_id
+    ), audit AS (
+      INSERT INTO ${db.t("audit_log_entries")} (payload, ip_address)
+      SELECT $6::jsonb || jsonb_build_object('actor_id', u.id::text,
+          'actor_username', COALESCE(NULLIF(u.email, ''), u.phone, '')), $7
+      FROM u, old
+    )
+    SELECT u.*, row_to_json(s) AS "__session",
+      array_to_json(ARRAY(SELECT i FROM ${db.t("identities")} i
+        WHERE i.user_id = u.id)) AS "__identities",
+      array_to_json(ARRAY(SELECT f FROM ${db.t("mfa_factors")} f
+        WHERE f.user_id = u.id)) AS "__factors"
+    FROM u, s, old`;
+}
+
 /** Refresh tokens of one database. */
 export class RefreshTokenStore {
   readonly #db: Db;
   readonly #tokens: string;
   readonly #sessions: string;
   readonly #users: string;
+  readonly #rotateLiveSql: string;
 
   constructor(db: Db) {
     this.#db = db;
     this.#tokens = db.t("refresh_tokens");
     this.#sessions = db.t("sessions");
     this.#users = db.t("users");
+    this.#rotateLiveSql = rotateLiveSql(db);
+  }
+
+  /**
+   * The refresh grant's common case in ONE statement: when the token whose
+   * hash is `p.hash` is live, its session and user are in good standing at
+   * `p.now` (not banned or deleted; the session within `not_after`, the
+   * timebox and the inactivity timeout, 0 meaning none, as
+   * auth/session_limits.ts reads them), it revokes the
+   * token, stores its child (`p.childHash`), notes the session refreshed and
+   * writes the audit entry `p.auditPayload` (completed with the user's id and
+   * e-mail or phone as actor), all or nothing; null otherwise, having
+   * changed nothing (the caller then reads the rows and asks the policy).
+   *
+   * Concurrency: the session row is locked before the token row (the order
+   * of every writer of a family, and of deleting a session), and the token
+   * is revoked only if it is still live in its newest version, so of two
+   * exchanges of one token at most one rotates; the other gets null.
+   */
+  async rotateLive(p: {
+    hash: string;
+    childHash: string;
+    now: Date;
+    timeboxSec: number;
+    inactivityTimeoutSec: number;
+    auditPayload: Record<string, unknown>;
+    ip: string;
+  }, q?: Queryable): Promise<RotatedLive | null> {
+    const params = [
+      p.hash,
+      p.childHash,
+      p.now,
+      p.timeboxSec,
+      p.inactivityTimeoutSec,
+      JSON.stringify(p.auditPayload),
+      p.ip,
+    ];
+    // On a connection of its own (unless the caller gives one): a statement that commits,
+    // pipelined behind others on a shared connection, would wait for each one's WAL flush in
+    // turn, where separate backends flush together (group commit).
+    const [row] = q
+      ? await q.query<RotatedRow>(this.#rotateLiveSql, params)
+      : await this.#db.withConnection((c) => c.query<RotatedRow>(this.#rotateLiveSql, params));
+    if (!row) return null;
+    const { __session, __identities, __factors, ...user } = row;
+    return {
+      user,
+      session: jsonRows(__session, [
+        ...STAMPS,
+        "not_after",
+        "refreshed_at",
+      ])[0] as unknown as SessionRow,
+      identities: jsonRows(__identities, [...STAMPS, "last_sign_in_at"]),
+      factors: jsonRows(__factors, [...STAMPS, "last_challenged_at"]),
+    };
   }
 
   /** The token whose hash is `hash`, revoked or not; null when unknown. */

@@ -32,6 +32,9 @@ export const BASE_ENV: Record<string, string> = {
   // production; the tests of the timeouts set their own (tests/server/db/timeouts_test.ts).
   AUTHSVC_API_MAX_REQUEST_DURATION: "60s",
   AUTHSVC_DB_STATEMENT_TIMEOUT: "30s",
+  // No background cleanup: a test that moves its clock a day on would see rows vanish whenever a
+  // pass happened to run. The cleanup's own tests run it themselves (tests/server/ops/cleanup_test.ts).
+  AUTHSVC_CLEANUP_INTERVAL: "0",
 };
 
 /** A running test server. */

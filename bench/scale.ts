@@ -1,0 +1,286 @@
+/**
+ * `deno task bench --scale`: the hot endpoints on small tables, then again
+ * after loading 1,000,000 users (each with an e-mail identity and a session)
+ * and 5,000,000 refresh-token rows (five per session: four revoked, one
+ * live) with `INSERT ... SELECT generate_series`, plus the plan of each hot
+ * statement on the large tables (EXPLAIN ANALYZE of the generic plan the
+ * server's prepared statements use; writes rolled back). Everything lives in
+ * its own DB_NAMESPACE, dropped at the end.
+ *
+ *   nice -n 19 deno task bench --scale [--users=1000000] [--tokens-per-session=5] [--duration=10]
+ *
+ * The loading connection's backend is reniced to 19 too. Writes
+ * bench/results/scale-latest.json (and scale-<date>.json with --record).
+ */
+import postgres from "postgres";
+import { runWrk, type WrkResult } from "./wrk.ts";
+import {
+  dropNamespaceObjects,
+  postgresUrl,
+  randomNamespace,
+  startServerProcess,
+} from "../tests/helpers/bench_process.ts";
+import { createFixtures } from "./fixtures.ts";
+import { machineInfo } from "./machine.ts";
+import { rotateLiveSql } from "../server/store/refresh_tokens.ts";
+import { cleanupStatements } from "../server/store/cleanup.ts";
+
+const arg = (name: string, dflt: number) =>
+  Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? dflt);
+const USERS = arg("users", 1_000_000);
+const TOKENS_PER_SESSION = arg("tokens-per-session", 5);
+const DURATION = arg("duration", 10);
+const CONNECTIONS = 32;
+const PASSWORD_CONNECTIONS = 8;
+const DB_URL = Deno.env.get("BENCH_DATABASE_URL") || postgresUrl();
+const RESULTS = new URL("./results/", import.meta.url);
+const started = Date.now();
+const log = (msg: string) =>
+  console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${msg}`);
+
+async function measure(opts: Parameters<typeof runWrk>[0], warm = true): Promise<WrkResult> {
+  if (warm) await runWrk({ ...opts, durationSec: 2 });
+  const r = await runWrk({ ...opts, durationSec: DURATION });
+  log(
+    `${r.name.padEnd(28)} ${String(r.rps).padStart(8)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms`,
+  );
+  return r;
+}
+
+export async function scaleMain(): Promise<number> {
+  const machine = await machineInfo();
+  log(`machine: ${machine.cores} cores, load ${machine.loadavg.join(" ")}`);
+  const sql = postgres(DB_URL, { max: 1, onnotice: () => {} });
+  const ns = randomNamespace("scale");
+  const p = `${ns}_`;
+  const out: Record<string, unknown> = { date: new Date().toISOString(), users: USERS };
+  const results: Record<string, WrkResult> = {};
+  const timings: Record<string, number> = {};
+  const plans: Record<string, string> = {};
+  try {
+    const [{ pid }] = await sql.unsafe(`SELECT pg_backend_pid() AS pid`);
+    await new Deno.Command("renice", { args: ["-n", "19", "-p", String(pid)] }).output()
+      .catch(() => {});
+    const env = {
+      DATABASE_URL: DB_URL,
+      AUTHSVC_DB_NAMESPACE: ns,
+      AUTHSVC_MAILER_AUTOCONFIRM: "true",
+      AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: "1000000000/1h",
+      AUTHSVC_RATE_LIMIT_SIGNUP: "1000000000/1h",
+      // The loaded rows are alive; no background cleanup during the measurements.
+      AUTHSVC_CLEANUP_INTERVAL: "0",
+      LOG_LEVEL: "error",
+    };
+    const srv = await startServerProcess(env);
+    const cold = await startServerProcess({ ...env, AUTHSVC_API_USER_CACHE_SIZE: "0" });
+    const dir = await Deno.makeTempDir({ prefix: "authsvc-scale-" });
+    try {
+      const POOL = CONNECTIONS * 2;
+      const fx = await createFixtures(srv.url, { users: 16, refreshPool: 2 * POOL + 1 });
+      if (!fx.accessToken || fx.refreshTokens.length < 2 * POOL) {
+        throw new Error(`fixtures failed: ${fx.notes.join("; ")}`);
+      }
+      const usersFile = `${dir}/users.txt`;
+      await Deno.writeTextFile(usersFile, fx.emails.join("\n") + "\n");
+      const pools = [0, 1].map((i) => `${dir}/refresh${i}.txt`);
+      for (const i of [0, 1]) {
+        await Deno.writeTextFile(
+          pools[i],
+          fx.refreshTokens.slice(i * POOL, (i + 1) * POOL).join("\n") + "\n",
+        );
+      }
+      const round = async (tag: string, pool: string) => {
+        results[`${tag}_get_user`] = await measure({
+          name: `${tag}_get_user`,
+          url: `${srv.url}/user`,
+          script: "getWithToken",
+          args: [fx.accessToken!, "0"],
+          connections: CONNECTIONS,
+          durationSec: DURATION,
+        });
+        results[`${tag}_get_user_uncached`] = await measure({
+          name: `${tag}_get_user_uncached`,
+          url: `${cold.url}/user`,
+          script: "getWithToken",
+          args: [fx.accessToken!, "0"],
+          connections: CONNECTIONS,
+          durationSec: DURATION,
+        });
+        results[`${tag}_refresh_token`] = await measure({
+          name: `${tag}_refresh_token`,
+          url: `${srv.url}/`,
+          script: "refresh",
+          args: [pool],
+          connections: CONNECTIONS,
+          durationSec: DURATION,
+        }, false);
+        results[`${tag}_password`] = await measure({
+          name: `${tag}_password`,
+          url: `${srv.url}/`,
+          script: "password",
+          args: [usersFile, fx.password, "0"],
+          connections: PASSWORD_CONNECTIONS,
+          durationSec: DURATION,
+          timeoutSec: 30,
+        });
+      };
+      await round("small", pools[0]);
+
+      // Load. Users and identities in one transaction: the identities trigger then leaves the
+      // user rows alone (migrations/0009_profile_rev.sql: not again in the same transaction).
+      const t0 = Date.now();
+      await sql.begin(async (tx) => {
+        await tx.unsafe(
+          `INSERT INTO ${p}users (email, encrypted_password, email_confirmed_at, raw_app_meta_data,
+             created_at, updated_at)
+           SELECT 'scale-' || g || '@scale.example.com',
+             (SELECT encrypted_password FROM ${p}users WHERE encrypted_password IS NOT NULL LIMIT 1),
+             now(), '{"provider":"email","providers":["email"]}',
+             now() - g * interval '1 second', now() - g * interval '1 second'
+           FROM generate_series(1, ${USERS}) g`,
+        );
+        await tx.unsafe(
+          `INSERT INTO ${p}identities (user_id, provider, provider_id, identity_data, email,
+             created_at, updated_at)
+           SELECT id, 'email', id::text,
+             jsonb_build_object('sub', id::text, 'email', email, 'email_verified', true), email,
+             created_at, created_at
+           FROM ${p}users WHERE email LIKE 'scale-%'`,
+        );
+      });
+      timings.usersAndIdentitiesSec = (Date.now() - t0) / 1000;
+      log(`loaded ${USERS} users and identities in ${timings.usersAndIdentitiesSec} s`);
+      const t1 = Date.now();
+      await sql.unsafe(
+        `INSERT INTO ${p}sessions (user_id, aal, amr, created_at, updated_at, refreshed_at)
+         SELECT id, 'aal1', '[{"method":"password","timestamp":1764000000}]', created_at, now(), now()
+         FROM ${p}users WHERE email LIKE 'scale-%'`,
+      );
+      timings.sessionsSec = (Date.now() - t1) / 1000;
+      log(`loaded ${USERS} sessions in ${timings.sessionsSec} s`);
+      const t2 = Date.now();
+      // Per session: tokens 1..n-1 revoked (within the last 12 hours: not yet dead), n live.
+      await sql.unsafe(
+        `INSERT INTO ${p}refresh_tokens (token_hash, user_id, session_id, parent_id, revoked,
+           created_at, updated_at)
+         SELECT md5(s.id::text || g) || md5(g || s.id::text), s.user_id, s.id, NULL,
+           g < ${TOKENS_PER_SESSION}, now() - interval '12 hours' + g * interval '1 minute',
+           now() - interval '12 hours' + g * interval '1 minute'
+         FROM ${p}sessions s JOIN ${p}users u ON u.id = s.user_id AND u.email LIKE 'scale-%',
+           generate_series(1, ${TOKENS_PER_SESSION}) g`,
+      );
+      timings.refreshTokensSec = (Date.now() - t2) / 1000;
+      log(`loaded ${USERS * TOKENS_PER_SESSION} refresh tokens in ${timings.refreshTokensSec} s`);
+      const t3 = Date.now();
+      for (const t of ["users", "identities", "sessions", "refresh_tokens", "mfa_factors"]) {
+        await sql.unsafe(`VACUUM ANALYZE ${p}${t}`);
+      }
+      timings.vacuumAnalyzeSec = (Date.now() - t3) / 1000;
+      const [sizes] = await sql.unsafe(
+        `SELECT (SELECT count(*) FROM ${p}users)::int AS users,
+           (SELECT count(*) FROM ${p}refresh_tokens)::int AS refresh_tokens,
+           pg_size_pretty(pg_total_relation_size('${p}users')) AS users_size,
+           pg_size_pretty(pg_total_relation_size('${p}refresh_tokens')) AS refresh_tokens_size,
+           pg_size_pretty(pg_total_relation_size('${p}identities')) AS identities_size,
+           pg_size_pretty(pg_total_relation_size('${p}sessions')) AS sessions_size`,
+      );
+      out.sizes = sizes;
+      log(`sizes: ${JSON.stringify(sizes)}`);
+
+      await round("large", pools[1]);
+
+      // The plans, as the server's prepared statements run them (generic plans).
+      const [sample] = await sql.unsafe(
+        `SELECT u.id::text AS user_id, u.email, s.id::text AS session_id, r.token_hash
+         FROM ${p}users u JOIN ${p}sessions s ON s.user_id = u.id
+         JOIN ${p}refresh_tokens r ON r.session_id = s.id AND NOT r.revoked
+         WHERE u.email = 'scale-${Math.floor(USERS / 2)}@scale.example.com'`,
+      );
+      const statements: Record<string, [string, unknown[]]> = {
+        // server/api/user_profile.ts: the revision check (kept answer) and the full read.
+        get_user_revision: [
+          `SELECT u.profile_rev AS "__rev",
+             EXISTS (SELECT 1 FROM ${p}sessions x WHERE x.id = $2::uuid) AS "__session"
+           FROM ${p}users u WHERE u.id = $1 AND u.deleted_at IS NULL`,
+          [sample.user_id, sample.session_id],
+        ],
+        get_user_full: [
+          `SELECT u.*, u.profile_rev AS "__rev",
+             EXISTS (SELECT 1 FROM ${p}sessions x WHERE x.id = $2::uuid) AS "__session",
+             array_to_json(ARRAY(SELECT i FROM ${p}identities i WHERE i.user_id = u.id)) AS "__identities",
+             array_to_json(ARRAY(SELECT f FROM ${p}mfa_factors f WHERE f.user_id = u.id)) AS "__factors"
+           FROM ${p}users u WHERE u.id = $1 AND u.deleted_at IS NULL`,
+          [sample.user_id, sample.session_id],
+        ],
+        // server/auth/users.ts findByEmail: the password grant's lookup.
+        password_find_by_email: [
+          `SELECT * FROM ${p}users WHERE email = $1 AND deleted_at IS NULL`,
+          [sample.email],
+        ],
+        // server/store/refresh_tokens.ts rotateLive: the refresh grant.
+        refresh_rotate_live: [
+          rotateLiveSql({ t: (n: string) => `${p}${n}` }),
+          [sample.token_hash, "scale-explain-child", new Date(), 0, 0, "{}", ""],
+        ],
+        // server/store/cleanup.ts: one batch of revoked refresh tokens (cutoff: a day ago).
+        cleanup_refresh_tokens: [
+          cleanupStatements((n) => `${p}${n}`).refresh_tokens,
+          [new Date(Date.now() - 86400_000), 100],
+        ],
+      };
+      for (const [name, [text, params]] of Object.entries(statements)) {
+        await sql.begin(async (tx) => {
+          await tx.unsafe(`SET LOCAL plan_cache_mode = force_generic_plan`);
+          await tx.unsafe(`PREPARE scale_${name} AS ${text}`);
+          const args = params.map((v) =>
+            v instanceof Date ? `'${v.toISOString()}'` : `'${String(v).replaceAll("'", "''")}'`
+          );
+          const rows = await tx.unsafe(
+            `EXPLAIN (ANALYZE, BUFFERS, TIMING OFF) EXECUTE scale_${name}(${args.join(", ")})`,
+          );
+          plans[name] = rows.map((r) => r["QUERY PLAN"]).join("\n");
+          await tx.unsafe(`DEALLOCATE scale_${name}`);
+          // Nothing the explained writes did stays.
+          throw new RollBack();
+        }).catch((e) => {
+          if (!(e instanceof RollBack)) throw e;
+        });
+        log(`plan of ${name}:\n${plans[name]}`);
+      }
+    } finally {
+      await srv.stop();
+      await cold.stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  } finally {
+    const t4 = Date.now();
+    await dropNamespaceObjects((text, params) => sql.unsafe(text, params as string[]), p);
+    timings.dropSec = (Date.now() - t4) / 1000;
+    await sql.end({ timeout: 5 });
+  }
+  const ratio = (a: string) => {
+    const s = results[`small_${a}`]?.rps, l = results[`large_${a}`]?.rps;
+    return s && l ? Math.round((l / s) * 1000) / 1000 : null;
+  };
+  out.machine = { ...machine, loadavgAfter: Deno.loadavg() };
+  out.timings = timings;
+  out.results = results;
+  out.largeVsSmall = Object.fromEntries(
+    ["get_user", "get_user_uncached", "refresh_token", "password"].map((k) => [k, ratio(k)]),
+  );
+  out.plans = plans;
+  out.totalSec = Math.round((Date.now() - started) / 1000);
+  await Deno.mkdir(RESULTS, { recursive: true });
+  const json = JSON.stringify(out, null, 2) + "\n";
+  await Deno.writeTextFile(new URL("scale-latest.json", RESULTS), json);
+  if (Deno.args.includes("--record")) {
+    await Deno.writeTextFile(new URL(`scale-${String(out.date).slice(0, 10)}.json`, RESULTS), json);
+  }
+  console.log("large / small:", JSON.stringify(out.largeVsSmall));
+  log("done; results in bench/results/scale-latest.json");
+  return 0;
+}
+
+class RollBack extends Error {}
+
+if (import.meta.main) Deno.exit(await scaleMain());
