@@ -162,6 +162,7 @@ export interface Config {
     refreshTokenRotationEnabled: boolean;
     refreshTokenReuseInterval: number;
     updatePasswordRequireReauthentication: boolean;
+    updatePasswordRequireCurrentPassword: boolean;
     manualLinkingEnabled: boolean;
     sbForwardedForEnabled: boolean;
     captcha: {
@@ -518,6 +519,13 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
         "SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION",
         {
           doc: "a password change needs a nonce from /reauthenticate",
+        },
+      ),
+      updatePasswordRequireCurrentPassword: r.bool(
+        "SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD",
+        {
+          doc:
+            "a password change needs current_password (except after a recovery, magic link or OTP)",
         },
       ),
       manualLinkingEnabled: r.bool("SECURITY_MANUAL_LINKING_ENABLED", {

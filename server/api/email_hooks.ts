@@ -23,7 +23,7 @@ import { checkEmail, optString, redirectToParam } from "./input.ts";
 import { requireEmailEnabled } from "./magiclink.ts";
 import { onSignup } from "./signup.ts";
 import { onGrant } from "./token.ts";
-import { onUserUpdate, type UserUpdate } from "./user.ts";
+import { checkCurrentPassword, onUserUpdate, type UserUpdate } from "./user.ts";
 
 async function nonceStep(u: UserUpdate): Promise<void> {
   const { s, user } = u;
@@ -36,6 +36,7 @@ async function nonceStep(u: UserUpdate): Promise<void> {
   // password that step would refuse first, so a typo does not cost the nonce
   // (a new one may be SMTP_MAX_FREQUENCY away).
   if (u.password !== "") await checkPassword(s, u.password);
+  await checkCurrentPassword(u);
   if (
     u.password && user.encrypted_password &&
     await s.passwords.verify(u.password, user.encrypted_password)

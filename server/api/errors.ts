@@ -27,6 +27,8 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   bad_oauth_state: 400,
   captcha_failed: 400,
   conflict: 409,
+  current_password_invalid: 400,
+  current_password_required: 400,
   email_address_invalid: 400,
   email_address_not_authorized: 400,
   email_conflict_identity_not_deletable: 422,
@@ -34,7 +36,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   email_not_confirmed: 400,
   email_provider_disabled: 422,
   email_send_failed: 500,
-  flow_state_expired: 400,
+  flow_state_expired: 422,
   flow_state_not_found: 404,
   hook_payload_invalid_content_type: 400,
   hook_payload_over_size_limit: 422,
@@ -99,9 +101,11 @@ export const SITUATION_STATUS: Readonly<Record<Situation, Partial<Record<ErrorCo
   oauth: { validation_failed: 400, user_banned: 400 },
   linking: { user_not_found: 422, email_exists: 400 },
   challenge: { mfa_factor_not_found: 422 },
-  recipient_refused: { sms_send_failed: 400 },
-  upstream_failed: { sms_send_failed: 502, captcha_failed: 503 },
-  upstream_timeout: { sms_send_failed: 504 },
+  // A failed SMS send is 422 whatever the gateway did, as GoTrue's phone.go: auth-js turns a
+  // 502 or 504 into a retryable error without its code. (No gateway configured: STATUS's 500.)
+  recipient_refused: { sms_send_failed: 422 },
+  upstream_failed: { sms_send_failed: 422, captcha_failed: 503 },
+  upstream_timeout: { sms_send_failed: 422 },
   // GoTrue's answer to an MFA attempt the mfa_verification_attempt hook rejected.
   hook: { mfa_verification_rejected: 403 },
 };

@@ -7,7 +7,7 @@
  * - POST /factors/<id>/verify: checks the code, raises the session to aal2,
  *   answers a new token set for the same session;
  * - DELETE /factors/<id>: unenroll (aal2 needed once the user has a verified factor);
- * - GET /admin/users/<id>/factors, DELETE /admin/users/<id>/factors/<factor_id>.
+ * - GET /admin/users/<id>/factors, PUT and DELETE /admin/users/<id>/factors/<factor_id>.
  *
  * The admin routes have one more path segment than /admin/users/<id>, so they
  * never meet the admin user routes.
@@ -199,6 +199,8 @@ export function factorRoutes(app: Hono<AppEnv>, s: Services): void {
     return c.json((await s.mfa.listFactors(user.id)).map(factorToJson));
   });
 
+  app.put("/admin/users/:user_id/factors/:factor_id", (c) => adminUpdateFactor(s, c));
+
   app.delete("/admin/users/:user_id/factors/:factor_id", async (c) => {
     const admin = await requireAdmin(c);
     const user = await adminTarget(s, c);
@@ -213,6 +215,35 @@ export function factorRoutes(app: Hono<AppEnv>, s: Services): void {
     if (row.status === "verified") await notify(s, "mfa_factor_unenrolled", user, row.factor_type);
     return c.json(factorToJson(row));
   });
+}
+
+/**
+ * PUT /admin/users/<id>/factors/<factor_id> {friendly_name?, phone?}: renames a factor or
+ * gives a phone factor a new number (GoTrue's adminUserUpdateFactor; an empty or missing
+ * field is left as it is, `phone` is ignored for a TOTP factor). Answers the factor.
+ */
+async function adminUpdateFactor(s: Services, c: Ctx): Promise<Response> {
+  const admin = await requireAdmin(c);
+  const user = await adminTarget(s, c);
+  const factorId = uuidParam(c, "factor_id");
+  const body = await readBody(c);
+  const friendlyName = optString(body, "friendly_name", 255);
+  const rawPhone = optString(body, "phone", 32);
+  let phone: string | undefined;
+  if (rawPhone && (await s.mfa.ownedFactor(user.id, factorId)).factor_type === "phone") {
+    phone = parsePhone(rawPhone); // 400 validation_failed for a number that is not E.164
+  }
+  const row = await s.mfa.updateFactor(user.id, factorId, { friendlyName, phone }).catch((e) => {
+    throw uniqueViolationAnswer(e) ?? e;
+  });
+  await s.audit.record({
+    action: "factor_updated",
+    actorId: typeof admin.sub === "string" ? admin.sub : "",
+    logType: "factor",
+    traits: { user_id: user.id, factor_id: row.id, factor_type: row.factor_type },
+    ip: clientIp(c),
+  });
+  return c.json(factorToJson(row));
 }
 
 async function adminTarget(s: Services, c: Ctx): Promise<UserRow> {

@@ -194,7 +194,10 @@ export async function verifyByPhone(
       traits: { phone_changed: true },
       ip,
     });
-    await s.mailer.notify("phone_changed", user, { Phone: phone, OldPhone: oldPhone });
+    // A first number is no change of one: no notification (GoTrue's verify.go).
+    if (oldPhone) {
+      await s.mailer.notify("phone_changed", user, { Phone: phone, OldPhone: oldPhone });
+    }
   }
   await s.audit.record({
     action: "login",
@@ -325,7 +328,9 @@ async function phoneUpdateStep(u: UserUpdate): Promise<void> {
     u.fields.is_anonymous = false;
     u.after.push(async (written) => {
       await s.users.syncLocalIdentity(written, "phone");
-      await s.mailer.notify("phone_changed", written, { Phone: phone, OldPhone: oldPhone });
+      if (oldPhone) {
+        await s.mailer.notify("phone_changed", written, { Phone: phone, OldPhone: oldPhone });
+      }
     });
     return;
   }

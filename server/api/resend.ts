@@ -7,7 +7,7 @@
  * was anything to send, so nobody learns which addresses have accounts.
  */
 import type { Hono } from "../../deps.ts";
-import { createFlowState, readPkceParams } from "../auth/pkce.ts";
+import { createFlowState, readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
 import { sendActionMail, withoutMail } from "../mail/flows.ts";
@@ -114,10 +114,20 @@ export function resendRoutes(app: Hono<AppEnv>, s: Services): void {
       return c.json({ message_id: messageId });
     }
     user = await s.users.update(user.id, { email_change_confirm_status: 0 }) ?? user;
-    user = await sendActionMail(s, user, "email_change_new", { redirectTo });
-    if (s.config.mailer.secureEmailChangeEnabled && user.email) {
-      await sendActionMail(s, user, "email_change_current", { redirectTo });
-    }
+    // With `code_challenge` the new links continue a PKCE flow (?code=), as GoTrue's resend.
+    await withFlowState(
+      s.db,
+      pkce && { ...pkce, userId: user.id, authenticationMethod: "email_change" },
+      async (flowStateId) => {
+        const sent = await sendActionMail(s, user!, "email_change_new", {
+          redirectTo,
+          flowStateId,
+        });
+        if (s.config.mailer.secureEmailChangeEnabled && sent.email) {
+          await sendActionMail(s, sent, "email_change_current", { redirectTo, flowStateId });
+        }
+      },
+    );
     return c.json({ message_id: messageId });
   });
 }

@@ -39,6 +39,8 @@ export interface UserUpdate {
   password?: string;
   /** True once the built-in password step accepted a new password. */
   passwordChanged: boolean;
+  /** True once `current_password` was checked (see checkCurrentPassword). */
+  currentPasswordChecked?: boolean;
   /** Run after the row is written, in order, with the written row (mails, audit). */
   after: ((user: UserRow) => Promise<void>)[];
 }
@@ -96,6 +98,38 @@ function dataStep(u: UserUpdate): Promise<void> {
   return Promise.resolve();
 }
 
+/** Sign-in methods of a session that proved the mailbox or phone: a password reset needs no old password. */
+const RECOVERY_METHODS = new Set(["otp", "magiclink", "recovery"]);
+
+/**
+ * SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD: a new password for a user
+ * who has one needs `current_password`, except in a session that came from a
+ * recovery, magic link or OTP (the user who forgot it), as GoTrue's UserUpdate.
+ * Answers 400 current_password_required or current_password_invalid.
+ */
+export async function checkCurrentPassword(u: UserUpdate): Promise<void> {
+  const { s, user } = u;
+  if (u.currentPasswordChecked || !u.password || !user.encrypted_password) return;
+  if (!s.config.security.updatePasswordRequireCurrentPassword) return;
+  if (u.caller.session?.amr.some((e) => RECOVERY_METHODS.has(e.method))) return;
+  const current = optString(u.body, "current_password", 1024);
+  if (!current) {
+    throw new ApiError(
+      400,
+      "current_password_required",
+      "Current password required when setting new password.",
+    );
+  }
+  if (!await s.passwords.verify(current, user.encrypted_password)) {
+    throw new ApiError(
+      400,
+      "current_password_invalid",
+      "Current password required when setting new password.",
+    );
+  }
+  u.currentPasswordChecked = true;
+}
+
 async function passwordStep(u: UserUpdate): Promise<void> {
   const { s, user } = u;
   if (u.password === undefined) return;
@@ -107,6 +141,7 @@ async function passwordStep(u: UserUpdate): Promise<void> {
     );
   }
   await checkPassword(s, u.password);
+  await checkCurrentPassword(u);
   if (user.encrypted_password && await s.passwords.verify(u.password, user.encrypted_password)) {
     throw new ApiError(
       422,
@@ -156,6 +191,8 @@ export function userRoutes(app: Hono<AppEnv>, s: Services): void {
     if (u.password && !(u0.is_anonymous && !u0.email && !u0.phone && !body.email && !body.phone)) {
       await checkPassword(s, u.password);
     }
+    // With reauthentication on, the nonce step checks it after asking for the nonce (GoTrue's order).
+    if (!s.config.security.updatePasswordRequireReauthentication) await checkCurrentPassword(u);
     for (const step of [...(steps.get(s) ?? []), dataStep, passwordStep]) await step(u);
     let user = caller.user;
     if (Object.keys(u.fields).length) {

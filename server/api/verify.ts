@@ -94,9 +94,19 @@ async function verifyGet(c: Ctx, s: Services): Promise<Response> {
   // Redirects carry sessions and codes: never stored by a cache, never sent on as a referrer.
   c.header("cache-control", "no-store");
   c.header("referrer-policy", "no-referrer");
+  // A PKCE flow's link (its token has the "pkce_" prefix) also answers in the query, where a
+  // server-side app reads it, as GoTrue's prepRedirectURL / prepErrorRedirectURL do.
+  let pkce = token.startsWith("pkce_");
+  const answer = (params: Record<string, string>) => {
+    const url = withFragment(redirectTo, params);
+    if (!pkce) return url;
+    const u = new URL(url);
+    for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+    return u.toString();
+  };
   const fail = (status: number, code: string, description: string) =>
     c.redirect(
-      withFragment(redirectTo, {
+      answer({
         error: OAUTH_ERROR[status] ?? (status < 500 ? "invalid_request" : "server_error"),
         error_code: code,
         error_description: description,
@@ -122,8 +132,9 @@ async function verifyGet(c: Ctx, s: Services): Promise<Response> {
   }
   const stored = typeof v.token.data?.redirect_to === "string" ? v.token.data.redirect_to : "";
   if (!asked && stored) redirectTo = verifyRedirectTo(s.config, stored);
-  if (v.partial) return c.redirect(withFragment(redirectTo, { message: MSG_PARTIAL }), 303);
   const flowId = typeof v.token.data?.flow_state_id === "string" ? v.token.data.flow_state_id : "";
+  pkce ||= !!flowId;
+  if (v.partial) return c.redirect(answer({ message: MSG_PARTIAL }), 303);
   if (flowId) {
     let code: string;
     try {

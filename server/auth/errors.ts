@@ -18,6 +18,8 @@ export type ErrorCode =
   | "bad_oauth_state"
   | "captcha_failed"
   | "conflict"
+  | "current_password_invalid"
+  | "current_password_required"
   | "email_address_invalid"
   | "email_address_not_authorized"
   | "email_conflict_identity_not_deletable"

@@ -155,6 +155,44 @@ export class Mfa {
   }
 
   /**
+   * The admin's factor update (GoTrue's adminUserUpdateFactor): a new friendly name, and a
+   * new number for a phone factor (ignored for other factors, as GoTrue). The updated row;
+   * 404 mfa_factor_not_found; 422 mfa_factor_name_conflict when another factor of the user
+   * has the name; 422 mfa_verified_factor_exists when another verified phone factor has
+   * the number.
+   */
+  async updateFactor(
+    userId: string,
+    factorId: string,
+    f: { friendlyName?: string; phone?: string },
+  ): Promise<FactorRow> {
+    return await this.db.transaction(async (tx) => {
+      await this.users.lockProfile(userId, tx); // the user row first (lock order)
+      const row = await this.ownedFactor(userId, factorId, tx);
+      const phone = row.factor_type === "phone" ? f.phone : undefined;
+      const others = (await this.listFactors(userId, tx)).filter((x) => x.id !== row.id);
+      if (f.friendlyName && others.some((x) => x.friendly_name === f.friendlyName)) {
+        throw new AuthError(
+          "mfa_factor_name_conflict",
+          `A factor with the friendly name "${f.friendlyName}" for this user already exists`,
+        );
+      }
+      if (phone && others.some((x) => x.phone === phone && x.status === "verified")) {
+        throw new AuthError(
+          "mfa_verified_factor_exists",
+          "A verified phone factor with this number already exists for this user",
+        );
+      }
+      const updated = await this.#factors.updateOfUser(userId, row.id, {
+        friendlyName: f.friendlyName || undefined,
+        phone,
+        now: this.clock.now(),
+      }, tx);
+      return updated ?? row;
+    });
+  }
+
+  /**
    * Deletes every factor of a user (their challenges go with them), in `q`:
    * for code that ends what others may hold on an account (auth/confirm.ts).
    */

@@ -150,6 +150,7 @@ export class OneTimeTokens {
     token: string,
     q: Queryable = this.db,
   ): Promise<OneTimeTokenRow> {
+    token = withoutPkcePrefix(token);
     if (!token || token.length > 200 || types.length === 0) throw otpInvalid();
     const hash = await sha256Hex(token);
     const row = await this.#store.consumeByHash(hash, types, q);
@@ -159,6 +160,7 @@ export class OneTimeTokens {
 
   /** Looks a link token up without consuming it (null when unusable). */
   async peekLink(types: readonly string[], token: string): Promise<OneTimeTokenRow | null> {
+    token = withoutPkcePrefix(token);
     if (!token || token.length > 200 || types.length === 0) return null;
     const row = await this.#store.findByHash(await sha256Hex(token), types);
     return row && new Date(row.expires_at) > this.clock.now() ? row : null;
@@ -241,4 +243,9 @@ export class OneTimeTokens {
     await this.#store.deleteById(issuedId);
     await this.#store.reinsert(before);
   }
+}
+
+/** A link token without the "pkce_" prefix a PKCE flow's links carry (mail/flows.ts). */
+function withoutPkcePrefix(token: string): string {
+  return token.startsWith("pkce_") ? token.slice(5) : token;
 }

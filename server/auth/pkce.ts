@@ -173,7 +173,8 @@ export async function exchangeAuthCode(
   }
   const now = s.clock.now().getTime();
   if (now - new Date(flow.auth_code_issued_at).getTime() > FLOW_STATE_TTL_SEC * 1000) {
-    throw new AuthError("flow_state_expired", "Flow state has expired");
+    // GoTrue's answer (token.go PKCE grant), 422 in STATUS
+    throw new AuthError("flow_state_expired", "invalid flow state, flow state has expired");
   }
   const expected = flow.code_challenge_method === "s256"
     ? await sha256Base64url(codeVerifier)

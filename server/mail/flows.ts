@@ -138,6 +138,9 @@ function recipientOf(user: UserRow, action: EmailAction): string {
   return to;
 }
 
+/** The prefix of a PKCE flow's link token (GoTrue's PKCEPrefix); auth/otp.ts ignores it. */
+export const PKCE_PREFIX = "pkce_";
+
 /** `{API_EXTERNAL_URL}{path}?token=…&type=…&redirect_to=…` (an absolute path setting wins). */
 export function verifyUrl(
   s: Services,
@@ -178,10 +181,13 @@ export async function generateActionLink(
     },
     alongside: opts.alongside,
   });
+  // A PKCE flow's link token carries GoTrue's "pkce_" prefix: a failed link then still
+  // answers in the redirect's query, where a server-side app reads it (api/verify.ts).
+  const link = t.link && opts.flowStateId ? `${PKCE_PREFIX}${t.link}` : t.link;
   return {
-    actionLink: t.link ? verifyUrl(s, spec.path(s), t.link, spec.linkType, redirectTo) : "",
+    actionLink: link ? verifyUrl(s, spec.path(s), link, spec.linkType, redirectTo) : "",
     emailOtp: t.code,
-    hashedToken: t.link ?? "",
+    hashedToken: link ?? "",
     redirectTo,
     tokenId: t.id,
   };

@@ -120,7 +120,9 @@ export async function unlinkIdentity(
       fields.phone = null;
       fields.phone_confirmed_at = null;
     } else if (user.email && !rest.some((i) => i.email === user.email)) {
-      const next = rest.find((i) => i.email);
+      // A verified address first, as GoTrue: the user then stays confirmed.
+      const next = rest.find((i) => i.email && i.identity_data.email_verified === true) ??
+        rest.find((i) => i.email);
       fields.email = next?.email ?? null;
       const verified = next?.identity_data.email_verified === true || s.config.mailer.autoconfirm;
       fields.email_confirmed_at = next && verified ? s.clock.now() : null;

@@ -140,6 +140,25 @@ export class FactorStore {
     return row;
   }
 
+  /**
+   * Sets the friendly name and/or the phone of factor `id` of `userId` (a field left
+   * undefined keeps its value); the updated row, or null when there is no such factor.
+   */
+  async updateOfUser(
+    userId: string,
+    id: string,
+    f: { friendlyName?: string; phone?: string; now: Date },
+    q: Queryable = this.#db,
+  ): Promise<FactorRow | null> {
+    const [row] = await q.query<FactorRow>(
+      `UPDATE ${this.#factors}
+       SET friendly_name = COALESCE($3, friendly_name), phone = COALESCE($4, phone), updated_at = $5
+       WHERE id = $1 AND user_id = $2 RETURNING *`,
+      [id, userId, f.friendlyName ?? null, f.phone ?? null, f.now],
+    );
+    return row ?? null;
+  }
+
   /** Deletes factor `id` of `userId`; the deleted row, or null when there was none. */
   async deleteOfUser(
     userId: string,

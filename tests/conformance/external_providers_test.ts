@@ -197,3 +197,23 @@ for (const [name, spec] of Object.entries(PROVIDERS)) {
   }
   conformance(FILE(name), { AUTHSVC_DISABLE_SIGNUP: "true" }, closed, { peers: peers(name) });
 }
+
+conformance(FILE("workos"), { AUTHSVC_MAILER_AUTOCONFIRM: "false" }, [
+  ...([
+    ["TestSignupExternalWorkOSWithOrganization", "organization", "organization"],
+    ["TestSignupExternalWorkOSWithProvider", "workos_provider", "provider"],
+  ] as const).map(([go, param, sent]) =>
+    ported(go, async (e) => {
+      const value = `test_${param}_id`;
+      const r = await e.call("GET", `/authorize?provider=workos&${param}=${value}`);
+      assert.equal(r.status, 302, r.text);
+      const p = new URL(r.headers.get("location")!).searchParams;
+      assert.equal(p.get("client_id"), (e.peer as ProviderFake).clientId);
+      assert.equal(p.get("redirect_uri"), REDIRECT_URI);
+      assert.equal(p.get("response_type"), "code");
+      assert.equal(p.get("scope") ?? "", "");
+      assert.equal(p.get(sent), value);
+      assert.ok(p.get("state"));
+    })
+  ),
+], { peers: peers("workos") });

@@ -40,3 +40,38 @@ conformance("phone_test.go", {}, [
     assert.ok(me.body.reauthentication_sent_at);
   }),
 ], { sms: true });
+
+// Phone sign-ups on, but no SMS gateway configured: every path that would send a code fails
+// with a 500 that says so, and nothing is half done.
+conformance("phone_test.go", { AUTHSVC_EXTERNAL_PHONE_ENABLED: "true", AUTHSVC_SMS_PROVIDER: "" }, [
+  ported("TestMissingSmsProviderConfig/Signup", async (e) => {
+    const phone = e.phone();
+    const r = await e.call("POST", "/signup", { phone, password: "testpassword" });
+    assertError(r, 500);
+    assert.match(r.body.msg, /SMS provider/);
+    assert.equal(await e.srv.services.users.findByPhone(phone.slice(1)), null);
+  }),
+  ported("TestMissingSmsProviderConfig/Sms OTP", async (e) => {
+    const phone = e.phone();
+    await e.user({ phone });
+    const r = await e.call("POST", "/otp", { phone });
+    assertError(r, 500);
+    assert.match(r.body.msg, /SMS provider/);
+  }),
+  ported("TestMissingSmsProviderConfig/Phone change", async (e) => {
+    const s = await e.session();
+    const r = await e.call("PUT", "/user", { phone: e.phone() }, s.access_token);
+    assertError(r, 500);
+    assert.match(r.body.msg, /SMS provider/);
+    const me = await e.call("GET", "/user", undefined, s.access_token);
+    assert.ok(!me.body.new_phone, me.text);
+  }),
+  ported("TestMissingSmsProviderConfig/Reauthenticate", async (e) => {
+    const phone = e.phone();
+    await e.user({ phone });
+    const s = await e.signIn({ phone });
+    const r = await e.call("GET", "/reauthenticate", undefined, s.access_token);
+    assertError(r, 500);
+    assert.match(r.body.msg, /SMS provider/);
+  }),
+]);

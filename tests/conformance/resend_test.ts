@@ -81,7 +81,7 @@ conformance("resend_test.go", { AUTHSVC_MAILER_AUTOCONFIRM: "false" }, [
     const second = await e.smtp.waitForMail(to);
     assert.notEqual(second.link, first.link);
   }),
-  ported("TestResendPKCESuccess", async (e) => {
+  ported("TestResendPKCESuccess/Resend signup confirmation with PKCE", async (e) => {
     const email = e.email();
     await e.call("POST", "/signup", {
       email,
@@ -98,7 +98,34 @@ conformance("resend_test.go", { AUTHSVC_MAILER_AUTOCONFIRM: "false" }, [
     });
     assert.equal(r.status, 200, r.text);
     const mail = await e.smtp.waitForMail(email);
+    assert.match(new URL(mail.link).searchParams.get("token")!, /^pkce_/);
     // the resent link continues a PKCE flow: it redirects with ?code=
+    const v = await e.call("GET", pathOf(mail.link));
+    assert.equal(v.status, 303, v.text);
+    assert.ok(locationParams(v).query.get("code"), v.headers.get("location")!);
+  }),
+]);
+
+conformance("resend_test.go", {
+  AUTHSVC_MAILER_AUTOCONFIRM: "false",
+  AUTHSVC_MAILER_SECURE_EMAIL_CHANGE_ENABLED: "false",
+}, [
+  ported("TestResendPKCESuccess/Resend email change with PKCE", async (e) => {
+    const s = await e.session();
+    const to = e.email("new");
+    assert.equal((await e.call("PUT", "/user", { email: to }, s.access_token)).status, 200);
+    const first = await e.smtp.waitForMail(to);
+    const r = await e.call("POST", "/resend", {
+      type: "email_change",
+      email: s.user.email,
+      code_challenge: "t".repeat(54),
+      code_challenge_method: "s256",
+    });
+    assert.equal(r.status, 200, r.text);
+    const mail = await e.smtp.waitForMail(to);
+    const token = new URL(mail.link).searchParams.get("token")!;
+    assert.notEqual(token, new URL(first.link).searchParams.get("token"));
+    assert.match(token, /^pkce_/);
     const v = await e.call("GET", pathOf(mail.link));
     assert.equal(v.status, 303, v.text);
     assert.ok(locationParams(v).query.get("code"), v.headers.get("location")!);

@@ -144,3 +144,61 @@ conformance("token_test.go", { AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: "2/300s" }, [
     assertError(over, 429, "over_request_rate_limit");
   }),
 ]);
+
+conformance("token_test.go", { AUTHSVC_SECURITY_REFRESH_TOKEN_ROTATION_ENABLED: "true" }, [
+  ported("TestFailedToSaveRefreshTokenResultCase", async (e) => {
+    // the client could not store the first answer and refreshes with the same token again,
+    // within the reuse interval: it gets the same new refresh token, not a revocation
+    const s = await e.session();
+    const first = await refresh(e, s.refresh_token);
+    assert.equal(first.status, 200, first.text);
+    assert.ok(first.body.refresh_token);
+    const second = await refresh(e, s.refresh_token);
+    assert.equal(second.status, 200, second.text);
+    assert.equal(second.body.refresh_token, first.body.refresh_token);
+  }),
+]);
+
+for (
+  const [go, env, msg] of [
+    [
+      "TestSessionTimebox",
+      { AUTHSVC_SESSIONS_TIMEBOX: "10s" },
+      "Invalid Refresh Token: Session Expired",
+    ],
+    [
+      "TestSessionInactivityTimeout",
+      { AUTHSVC_SESSIONS_INACTIVITY_TIMEOUT: "10s" },
+      "Invalid Refresh Token: Session Expired (Inactivity)",
+    ],
+  ] as const
+) {
+  conformance("token_test.go", env, [
+    ported(go, async (e) => {
+      const s = await e.session();
+      e.clock.advance(11);
+      try {
+        const r = await refresh(e, s.refresh_token);
+        assertError(r, 400, "session_expired");
+        assert.equal(r.body.msg, msg);
+      } finally {
+        e.clock.advance(-11);
+      }
+    }),
+  ]);
+}
+
+conformance("token_test.go", { AUTHSVC_SESSIONS_SINGLE_PER_USER: "true" }, [
+  ported("TestSingleSessionPerUserNoTags", async (e) => {
+    const first = await e.session();
+    e.clock.advance(1); // the second session is the newer one
+    try {
+      await e.signIn({ email: first.user.email });
+      const r = await refresh(e, first.refresh_token);
+      assertError(r, 400, "session_expired");
+      assert.equal(r.body.msg, "Invalid Refresh Token: Session Expired (Revoked by Newer Login)");
+    } finally {
+      e.clock.advance(-1);
+    }
+  }),
+]);

@@ -1,5 +1,17 @@
 /** Cases ported from supabase/auth internal/api/user_test.go. */
-import { assert, assertError, conformance, differs, type Env, ported } from "./_helpers.ts";
+import {
+  assert,
+  assertError,
+  conformance,
+  differs,
+  type Env,
+  type J,
+  locationParams,
+  PASSWORD,
+  pathOf,
+  pkcePair,
+  ported,
+} from "./_helpers.ts";
 
 /** Asserts that `to` got no mail so far: the next one it gets is a recovery mail asked for now. */
 async function noMailSoFar(e: Env, to: string) {
@@ -48,6 +60,7 @@ for (const secure of [false, true]) {
 conformance("user_test.go", {
   AUTHSVC_MAILER_AUTOCONFIRM: "true",
   AUTHSVC_MAILER_SECURE_EMAIL_CHANGE_ENABLED: "true",
+  AUTHSVC_EXTERNAL_ANONYMOUS_USERS_ENABLED: "true",
 }, [
   ported("TestUserUpdateEmail/Update email with mailer autoconfirm enabled", async (e) => {
     // a permanent user proves the new address even with autoconfirm
@@ -56,6 +69,21 @@ conformance("user_test.go", {
     assert.notEqual(r.body.email, to);
     await e.smtp.waitForMail(to);
   }),
+  ported(
+    "TestUserUpdateEmail/Update email with mailer autoconfirm enabled and anonymous user",
+    async (e) => {
+      // an anonymous user's new address is taken at once, as a sign-up would be
+      const anon = await e.call("POST", "/signup", {});
+      assert.equal(anon.status, 200, anon.text);
+      const to = e.email("new");
+      const r = await e.call("PUT", "/user", { email: to }, anon.body.access_token);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.body.email, to);
+      assert.ok(!r.body.new_email, r.text);
+      assert.equal(r.body.identities.length, 1);
+      assert.equal(r.body.identities[0].provider, "email");
+    },
+  ),
 ]);
 
 conformance("user_test.go", { AUTHSVC_SMS_AUTOCONFIRM: "true" }, [
@@ -214,4 +242,150 @@ conformance("user_test.go", {
     );
     assertError(again, 422, "reauthentication_not_valid");
   }),
+]);
+
+/** Asserts that the password grant with `password` fails for `email`. */
+async function refused(e: Env, email: string, password: string) {
+  const r = await e.call("POST", "/token?grant_type=password", { email, password });
+  assertError(r, 400, "invalid_credentials");
+}
+
+conformance("user_test.go", { AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD: "true" }, [
+  ported(
+    "TestUserUpdatePassword/Current password checked when require current password set",
+    async (e) => {
+      const s = await e.session();
+      const r = await e.call("PUT", "/user", {
+        password: "updateToNewpassword123",
+        current_password: PASSWORD,
+        nonce: "",
+      }, s.access_token);
+      assert.equal(r.status, 200, r.text);
+      await e.signIn({ email: s.user.email }, "updateToNewpassword123");
+    },
+  ),
+  ported(
+    "TestUserUpdatePassword/Fails if current password incorrect when require current password set",
+    async (e) => {
+      const s = await e.session();
+      const r = await e.call("PUT", "/user", {
+        password: "newpassword123",
+        current_password: "randompassword",
+        nonce: "",
+      }, s.access_token);
+      assertError(r, 400, "current_password_invalid");
+      assert.equal(r.body.msg, "Current password required when setting new password.");
+      await refused(e, s.user.email, "newpassword123");
+      await e.signIn({ email: s.user.email });
+    },
+  ),
+  ported(
+    "TestUserUpdatePassword/Fails if current password not set when required",
+    async (e) => {
+      const s = await e.session();
+      for (
+        const body of [{ password: "newpassword123", nonce: "" }, {
+          password: "newpassword123",
+          current_password: "",
+        }]
+      ) {
+        const r = await e.call("PUT", "/user", body, s.access_token);
+        assertError(r, 400, "current_password_required");
+        assert.equal(r.body.msg, "Current password required when setting new password.");
+      }
+      await refused(e, s.user.email, "newpassword123");
+    },
+  ),
+]);
+
+/**
+ * A session from a PKCE flow: `start` asks for the mail (with the challenge),
+ * the mail's link is opened, the code exchanged.
+ */
+async function pkceSession(
+  e: Env,
+  to: string,
+  start: (pkce: { code_challenge: string; code_challenge_method: string }) => Promise<void>,
+): Promise<J> {
+  const { verifier, challenge } = await pkcePair();
+  await start({ code_challenge: challenge, code_challenge_method: "s256" });
+  const mail = await e.smtp.waitForMail(to);
+  const v = await e.call("GET", pathOf(mail.link));
+  assert.equal(v.status, 303, v.text);
+  const code = locationParams(v).query.get("code");
+  assert.ok(code, v.headers.get("location")!);
+  const t = await e.call("POST", "/token?grant_type=pkce", {
+    auth_code: code,
+    code_verifier: verifier,
+  });
+  assert.equal(t.status, 200, t.text);
+  return t.body;
+}
+
+/** Sets a new password without current_password in `session`: the answer. */
+function setPassword(e: Env, session: J, password: string) {
+  return e.call("PUT", "/user", { password }, session.access_token);
+}
+
+conformance("user_test.go", {
+  AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD: "true",
+  AUTHSVC_MAILER_AUTOCONFIRM: "false",
+  AUTHSVC_MAILER_SECURE_EMAIL_CHANGE_ENABLED: "false",
+}, [
+  ported(
+    "TestUserUpdatePasswordViaRecovery/Current password not required in OTP recovery flow",
+    async (e) => {
+      const { email } = await e.user({ email: e.email() });
+      assert.equal((await e.call("POST", "/recover", { email })).status, 200);
+      const mail = await e.smtp.waitForMail(email);
+      const v = await e.call("POST", "/verify", { type: "recovery", email, token: mail.code });
+      assert.equal(v.status, 200, v.text);
+      const r = await setPassword(e, v.body, "newpassword123");
+      assert.equal(r.status, 200, r.text);
+      await e.signIn({ email }, "newpassword123");
+    },
+  ),
+  ported(
+    "TestUserUpdatePasswordViaRecovery/Current password not required in magiclink recovery flow",
+    async (e) => {
+      const { email } = await e.user({ email: e.email() });
+      const session = await pkceSession(e, email, async (pkce) => {
+        const r = await e.call("POST", "/otp", { email, ...pkce });
+        assert.equal(r.status, 200, r.text);
+      });
+      const r = await setPassword(e, session, "newpassword456");
+      assert.equal(r.status, 200, r.text);
+      await e.signIn({ email }, "newpassword456");
+    },
+  ),
+  ported(
+    "TestUserUpdatePasswordViaRecovery/Current password not required in PKCE recovery flow",
+    async (e) => {
+      const { email } = await e.user({ email: e.email() });
+      const session = await pkceSession(e, email, async (pkce) => {
+        const r = await e.call("POST", "/recover", { email, ...pkce });
+        assert.equal(r.status, 200, r.text);
+      });
+      const r = await setPassword(e, session, "newpassword789");
+      assert.equal(r.status, 200, r.text);
+      await e.signIn({ email }, "newpassword789");
+    },
+  ),
+  ported(
+    "TestUserUpdatePasswordViaRecovery/Current password required for any other claim",
+    async (e) => {
+      // a session from a confirmed e-mail change proves the new mailbox, not the person
+      const s = await e.session();
+      const to = e.email("new");
+      const session = await pkceSession(e, to, async (pkce) => {
+        const r = await e.call("PUT", "/user", { email: to, ...pkce }, s.access_token);
+        assert.equal(r.status, 200, r.text);
+      });
+      assert.equal(session.user.email, to);
+      const r = await setPassword(e, session, "newpassword456");
+      assertError(r, 400, "current_password_required");
+      await refused(e, to, "newpassword456");
+      await e.signIn({ email: to });
+    },
+  ),
 ]);

@@ -587,3 +587,146 @@ for (const [desc, site, allow, asked, expected] of REDIRECTS) {
     }),
   ]);
 }
+
+/** Asserts that the next mail `to` gets (of those not yet looked at) is one asked for now. */
+async function nextMailIsInvite(e: Env, to: string) {
+  assert.equal((await e.admin("POST", "/invite", { email: to })).status, 200);
+  const next = await e.smtp.waitForMail(to);
+  assert.match(next.subject, /invited/i, `unexpected mail: ${next.subject}`);
+}
+
+/** Asserts that `user` gets no mail before one asked for now (a recovery mail). */
+async function nextMailIsRecovery(e: Env, to: string) {
+  assert.equal((await e.call("POST", "/recover", { email: to })).status, 200);
+  const next = await e.smtp.waitForMail(to);
+  assert.match(next.subject, /Reset Your Password/, `unexpected mail: ${next.subject}`);
+}
+
+for (const enabled of [true, false]) {
+  conformance("verify_test.go", {
+    AUTHSVC_MAILER_AUTOCONFIRM: "false",
+    AUTHSVC_MAILER_SECURE_EMAIL_CHANGE_ENABLED: "true",
+    AUTHSVC_MAILER_NOTIFICATIONS_EMAIL_CHANGED_ENABLED: String(enabled),
+  }, [
+    ported(
+      `TestVeryEmailChangeSendsNotificationEmail/Email change notification ${
+        enabled ? "enabled" : "disabled"
+      }`,
+      async (e) => {
+        const s = await e.session();
+        const old = s.user.email as string;
+        const to = e.email("new");
+        assert.equal((await e.call("PUT", "/user", { email: to }, s.access_token)).status, 200);
+        const toNew = await e.smtp.waitForMail(to);
+        const toOld = await e.smtp.waitForMail(old);
+        const first = await e.call("GET", pathOf(toNew.link));
+        assert.equal(locationParams(first).hash.get("message"), MSG_PARTIAL);
+        const second = await e.call("GET", pathOf(toOld.link));
+        assert.equal(second.status, 303, second.text);
+        assert.ok(locationParams(second).hash.get("access_token"));
+        const row = await e.srv.services.users.findById(s.user.id);
+        assert.equal(row!.email, to);
+        if (enabled) {
+          const note = await e.smtp.waitForMail(old);
+          assert.match(note.subject, /Your email address has been changed/);
+          assert.ok(note.text.includes(old), note.text);
+        } else {
+          await nextMailIsInvite(e, old);
+        }
+      },
+    ),
+  ]);
+}
+
+/** A user with an e-mail (and `phone` when given) changes their phone and verifies the code. */
+async function phoneChange(e: Env, phone?: string) {
+  const email = e.email();
+  await e.user(phone ? { email, phone } : { email });
+  const s = await e.signIn({ email });
+  const to = e.phone();
+  const r = await e.call("PUT", "/user", { phone: to }, s.access_token);
+  assert.equal(r.status, 200, r.text);
+  const v = await e.call("POST", "/verify", {
+    type: "phone_change",
+    phone: to,
+    token: e.sms!.lastCode(to),
+  });
+  assert.equal(v.status, 200, v.text);
+  assert.equal(`+${v.body.user.phone}`, to);
+  return { email, to };
+}
+
+conformance("verify_test.go", { AUTHSVC_MAILER_NOTIFICATIONS_PHONE_CHANGED_ENABLED: "true" }, [
+  ported("TestVerifyPhoneChangeSendsNotificationEmailEnabled", async (e) => {
+    const old = e.phone();
+    const { email } = await phoneChange(e, old);
+    const note = await e.smtp.waitForMail(email);
+    assert.match(note.subject, /Your phone number has been changed/);
+    assert.ok(note.text.includes(old.slice(1)), note.text);
+  }),
+  ported("TestVerifyPhoneChangeSendsNotificationEmailEnabled_NoChange", async (e) => {
+    // a first phone number is no change of one: no notification
+    const { email } = await phoneChange(e);
+    await nextMailIsRecovery(e, email);
+  }),
+], { sms: true });
+
+conformance("verify_test.go", { AUTHSVC_MAILER_NOTIFICATIONS_PHONE_CHANGED_ENABLED: "false" }, [
+  ported("TestVerifyPhoneChangeSendsNotificationEmailDisabled", async (e) => {
+    const { email } = await phoneChange(e, e.phone());
+    await nextMailIsRecovery(e, email);
+  }),
+], { sms: true });
+
+conformance("verify_test.go", {
+  AUTHSVC_MAILER_AUTOCONFIRM: "false",
+  AUTHSVC_MAILER_SECURE_EMAIL_CHANGE_ENABLED: "true",
+}, [
+  ...[
+    ["Redirect URL with additional query params", "?first=another&second=other"],
+    ["Query params in redirect url are overriden", "?message=Valid+redirect+URL"],
+  ].map(([desc, query]) =>
+    ported(`TestPrepRedirectURL/(PKCE): ${desc}`, async (e) => {
+      // the first of the two links of a secure e-mail change, in the PKCE flow
+      const s = await e.session();
+      const { challenge } = await pkcePair();
+      const to = encodeURIComponent(`http://localhost:3000/${query}`);
+      const r = await e.call("PUT", `/user?redirect_to=${to}`, {
+        email: e.email("new"),
+        code_challenge: challenge,
+        code_challenge_method: "s256",
+      }, s.access_token);
+      assert.equal(r.status, 200, r.text);
+      const toOld = await e.smtp.waitForMail(s.user.email);
+      const v = await e.call("GET", pathOf(toOld.link));
+      const { url, query: q, hash } = locationParams(v);
+      assert.equal(url.origin + url.pathname, "http://localhost:3000/");
+      assert.deepEqual(q.getAll("message"), [MSG_PARTIAL]);
+      if (query.includes("first")) {
+        assert.equal(q.get("first"), "another");
+        assert.equal(q.get("second"), "other");
+      }
+      assert.equal(hash.get("message"), MSG_PARTIAL);
+    })
+  ),
+  ...[
+    ["Error in both query params and hash fragment", ""],
+    ["Error with conflicting query params in redirect url", "?error=Error+to+be+overriden"],
+  ].map(([desc, query]) =>
+    ported(`TestPrepErrorRedirectURL/(PKCE): ${desc}`, async (e) => {
+      // a PKCE link (pkce_ token) that is not valid: the error in the query and the fragment
+      const to = encodeURIComponent(`http://localhost:3000/${query}`);
+      const v = await e.call(
+        "GET",
+        `/verify?type=signup&token=pkce_${"0".repeat(56)}&redirect_to=${to}`,
+      );
+      const { url, query: q, hash } = locationParams(v);
+      assert.equal(url.origin + url.pathname, "http://localhost:3000/");
+      for (const p of [q, hash]) {
+        assert.deepEqual(p.getAll("error"), ["access_denied"], url.href);
+        assert.ok(p.get("error_code"), url.href);
+        assert.ok(p.get("error_description"), url.href);
+      }
+    })
+  ),
+]);

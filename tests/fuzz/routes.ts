@@ -217,6 +217,16 @@ export const ROUTES: RouteSpec[] = [
     destructive: true,
   },
   {
+    name: "PUT /admin/users/:user_id/factors/:factor_id",
+    method: "PUT",
+    path: "/admin/users/:user_id/factors/:factor_id",
+    auth: "admin",
+    body: {
+      friendly_name: ({ r, tag }) => r.pick(["", `name-${tag}`, edgeString(r)]),
+      phone: phoneOf,
+    },
+  },
+  {
     name: "DELETE /admin/users/:user_id/factors/:factor_id",
     method: "DELETE",
     path: "/admin/users/:user_id/factors/:factor_id",

@@ -217,7 +217,7 @@ Deno.test("fault: SMTP refusing mixed mail load gives clear 500s, counts nothing
   }
 });
 
-Deno.test("fault: SMS gateway answering 500 is a clear 502, counts nothing as sent, and heals", async () => {
+Deno.test("fault: SMS gateway answering 500 is a clear 422 sms_send_failed, counts nothing as sent, and heals", async () => {
   const sms = await startSmsFake("twilio");
   const srv = await startTestServer({
     ...sms.env,
@@ -237,7 +237,7 @@ Deno.test("fault: SMS gateway answering 500 is a clear 502, counts nothing as se
       call(`${srv.url}/signup`, "POST", { phone: "+15550100002", password: "pw-123456" }),
     ]);
     for (const r of down) {
-      assert.ok(r.status === 502, `${r.status} ${JSON.stringify(r.body)}`);
+      assert.ok(r.status === 422, `${r.status} ${JSON.stringify(r.body)}`); // GoTrue's answer
       assert.equal(r.body.error_code, "sms_send_failed");
       assert.equal(typeof r.body.msg, "string");
     }
@@ -248,7 +248,7 @@ Deno.test("fault: SMS gateway answering 500 is a clear 502, counts nothing as se
     assert.ok(sms.lastCode("+15550100001"));
     assert.deepEqual(sms.violations, []);
     console.log(
-      `SMS gateway 500: ${down.length} requests answered 502 sms_send_failed, 1 delivered after`,
+      `SMS gateway 500: ${down.length} requests answered 422 sms_send_failed, 1 delivered after`,
     );
   } finally {
     await srv.close();
@@ -332,7 +332,7 @@ Deno.test("fault: a stalled mail server, a hung SMS gateway and a hung OAuth pro
     assert.equal(health.status, 200);
     assert.equal(mail.status, 500, JSON.stringify(mail.body));
     assert.equal(mail.body.error_code, "email_send_failed");
-    assert.equal(text.status, 504, JSON.stringify(text.body));
+    assert.equal(text.status, 422, JSON.stringify(text.body)); // GoTrue's answer to a failed send
     assert.equal(text.body.error_code, "sms_send_failed");
     assert.ok(oauth.status >= 300 && oauth.status < 400, `callback answered ${oauth.status}`);
     const location = new URL(oauth.headers.get("location")!);

@@ -34,7 +34,6 @@ const gotrue = JSON.parse(
 
 /** Where our status for a GoTrue code is not one GoTrue answers it with, and why. */
 const DIFFERS_FROM_GOTRUE: Record<string, string> = {
-  flow_state_expired: "400 as the rest of the PKCE grant's refusals (GoTrue: 422)",
   mfa_verification_rejected: "429: too many attempts on one challenge (GoTrue: 403)",
   sms_send_failed: "500 when no SMS provider is configured (GoTrue: 422)",
 };
@@ -97,9 +96,13 @@ Deno.test("spot checks: the statuses a client sees for common refusals", () => {
   assert.equal(status("validation_failed", "oauth"), 400);
   assert.equal(status("captcha_failed"), 400);
   assert.equal(status("captcha_failed", "upstream_failed"), 503);
-  assert.equal(status("sms_send_failed", "recipient_refused"), 400);
-  assert.equal(status("sms_send_failed", "upstream_failed"), 502);
-  assert.equal(status("sms_send_failed", "upstream_timeout"), 504);
+  // a failed SMS send is 422 whatever the gateway did, as GoTrue (phone.go)
+  assert.equal(status("sms_send_failed", "recipient_refused"), 422);
+  assert.equal(status("sms_send_failed", "upstream_failed"), 422);
+  assert.equal(status("sms_send_failed", "upstream_timeout"), 422);
+  assert.equal(status("flow_state_expired"), 422);
+  assert.equal(status("current_password_required"), 400);
+  assert.equal(status("current_password_invalid"), 400);
   // a situation that does not concern the code leaves the table's status
   assert.equal(status("weak_password", "oauth"), 422);
   // an ApiError's own status wins

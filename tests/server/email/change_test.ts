@@ -209,3 +209,72 @@ Deno.test("e-mail change (secure): both links opened at the same moment complete
     assert.equal((await getUser(srv, done)).email, "both2@example.com");
   });
 });
+
+Deno.test("current password: with reauthentication on too, the nonce is asked first and kept", async () => {
+  await withEmail({
+    AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD: "true",
+    AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: "true",
+  }, async ({ srv, smtp }) => {
+    const token = await signIn(srv, "cur@example.com");
+    // GoTrue's order (user.go UserUpdate): the reauthentication, then the current password
+    const first = await call(srv, "PUT", "/user", { body: { password: "new-pw-1" }, token: token });
+    assert.equal(first.body.error_code, "reauthentication_needed");
+    assert.equal((await call(srv, "GET", "/reauthenticate", { token: token })).status, 200);
+    const mail = await smtp.waitForMail("cur@example.com", { subject: "Confirm reauthentication" });
+    const missing = await call(srv, "PUT", "/user", {
+      body: { password: "new-pw-1", nonce: mail.code },
+      token,
+    });
+    assert.equal(missing.status, 400);
+    assert.equal(missing.body.error_code, "current_password_required");
+    const wrong = await call(srv, "PUT", "/user", {
+      body: {
+        password: "new-pw-1",
+        nonce: mail.code,
+        current_password: "not-it",
+      },
+      token: token,
+    });
+    assert.equal(wrong.status, 400);
+    assert.equal(wrong.body.error_code, "current_password_invalid");
+    // the refused requests did not use up the nonce
+    const ok = await call(srv, "PUT", "/user", {
+      body: {
+        password: "new-pw-1",
+        nonce: mail.code,
+        current_password: "pw-123456",
+      },
+      token: token,
+    });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  });
+});
+
+Deno.test("current password: a refused change sends nothing; data-only updates need none", async () => {
+  await withEmail({
+    AUTHSVC_SECURITY_UPDATE_PASSWORD_REQUIRE_CURRENT_PASSWORD: "true",
+    AUTHSVC_MAILER_SECURE_EMAIL_CHANGE_ENABLED: "false",
+  }, async ({ srv, smtp }) => {
+    const token = await signIn(srv, "cur2@example.com");
+    const r = await call(srv, "PUT", "/user", {
+      body: {
+        email: "cur2-new@example.com",
+        password: "new-pw-1",
+        current_password: "not-it",
+      },
+      token: token,
+    });
+    assert.equal(r.status, 400);
+    assert.equal(r.body.error_code, "current_password_invalid");
+    const data = await call(srv, "PUT", "/user", { body: { data: { x: 1 } }, token: token });
+    assert.equal(data.status, 200, JSON.stringify(data.body));
+    // the e-mail change of the refused request was not started: the next mail is this one's
+    const change = await call(srv, "PUT", "/user", {
+      body: { email: "cur2-new@example.com" },
+      token: token,
+    });
+    assert.equal(change.status, 200, JSON.stringify(change.body));
+    await smtp.waitForMail("cur2-new@example.com");
+    assert.equal(smtp.count("cur2-new@example.com"), 1);
+  });
+});

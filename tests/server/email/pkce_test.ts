@@ -163,8 +163,9 @@ Deno.test("pkce grant: verifier checked (s256 any case, plain), single use, expi
     const c4 = await codeFor({ code_challenge: challenge, code_challenge_method: "s256" });
     clock.t += 301_000;
     const late = await grant(c4, verifier);
-    assert.equal(late.status, 400);
+    assert.equal(late.status, 422);
     assert.equal(late.body.error_code, "flow_state_expired");
+    assert.equal(late.body.msg, "invalid flow state, flow state has expired");
 
     const missing = await call(srv, "POST", "/token?grant_type=pkce", { body: { auth_code: "x" } });
     assert.equal(missing.status, 400);
@@ -216,5 +217,40 @@ Deno.test("pkce: an exchange prunes flows never used within a day and codes past
     assert.equal(r.status, 404);
     const left = await srv.db.query<{ id: string }>(`SELECT id FROM ${t}`);
     assert.deepEqual(left.map((x) => x.id), [fresh.id]);
+  });
+});
+
+Deno.test("pkce links carry GoTrue's pkce_ prefix; a used one answers its error in the query too", async () => {
+  await withEmail({ AUTHSVC_SMTP_LINK_FREQUENCY: "0" }, async ({ srv, smtp }) => {
+    const admin = await srv.serviceRoleToken();
+    await call(srv, "POST", "/admin/users", {
+      body: { email: "q@example.com", email_confirm: true },
+      token: admin,
+    });
+    const challenge = await sha256Base64url("v".repeat(50));
+    const r = await call(srv, "POST", "/magiclink", {
+      body: { email: "q@example.com", code_challenge: challenge, code_challenge_method: "s256" },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const m = await smtp.waitForMail("q@example.com");
+    assert.match(new URL(m.link).searchParams.get("token")!, /^pkce_[0-9a-f]+$/);
+    const first = (await openLink(local(srv, m.link))).location!;
+    assert.ok(first.searchParams.get("code"));
+    // opened again: a server-side app reads the error from the query
+    const again = (await openLink(local(srv, m.link))).location!;
+    assert.equal(again.searchParams.get("error_code"), "otp_expired");
+    assert.equal(again.searchParams.get("error"), "access_denied");
+    assert.equal(fragment(again).error_code, "otp_expired");
+    // a link without PKCE keeps its error in the fragment only
+    assert.equal(
+      (await call(srv, "POST", "/magiclink", { body: { email: "q@example.com" } })).status,
+      200,
+    );
+    const plain = await smtp.waitForMail("q@example.com");
+    assert.doesNotMatch(new URL(plain.link).searchParams.get("token")!, /^pkce_/);
+    await openLink(local(srv, plain.link));
+    const used = (await openLink(local(srv, plain.link))).location!;
+    assert.equal(used.searchParams.get("error_code"), null);
+    assert.equal(fragment(used).error_code, "otp_expired");
   });
 });

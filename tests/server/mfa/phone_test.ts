@@ -94,7 +94,7 @@ Deno.test("a phone challenge whose SMS fails creates no challenge and says why",
     const f = (await client.mfa.enroll({ factorType: "phone", phone: "+4915112345678" })).data!;
     sms.failWith("recipient", 1);
     const failed = await client.mfa.challenge({ factorId: f.id });
-    assert.equal(failed.error?.status, 400);
+    assert.equal(failed.error?.status, 422);
     assert.equal(failed.error?.code, "sms_send_failed");
     // The failure counted nothing: the next challenge goes out at once.
     const ok = await client.mfa.challenge({ factorId: f.id });

