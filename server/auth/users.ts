@@ -129,6 +129,23 @@ export class Users {
     return rows[0] ?? null;
   }
 
+  /**
+   * Whether a user other than `userId` has `email`, as its address or through
+   * one of its identities (GoTrue's IsDuplicatedEmail, the check of an e-mail
+   * change).
+   */
+  async emailTakenByOther(email: string, userId: string, q: Queryable = this.db): Promise<boolean> {
+    const rows = await q.query(
+      `SELECT 1 FROM ${this.table} WHERE email = $1 AND deleted_at IS NULL AND id <> $2
+       UNION ALL
+       SELECT 1 FROM ${this.identities} i JOIN ${this.table} u ON u.id = i.user_id
+        WHERE i.email = $1 AND i.user_id <> $2 AND u.deleted_at IS NULL
+       LIMIT 1`,
+      [normalizeEmail(email), userId],
+    );
+    return rows.length > 0;
+  }
+
   async findByPhone(phone: string, q: Queryable = this.db): Promise<UserRow | null> {
     const rows = await q.query<UserRow>(
       `SELECT * FROM ${this.table} WHERE phone = $1 AND deleted_at IS NULL`,
