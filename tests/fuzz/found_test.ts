@@ -122,7 +122,7 @@ Deno.test("found: PUT /user with a new phone and another user's e-mail sends no 
       ],
     ];
     for (const [body, status, code] of cases) {
-      const r = await call(srv, "PUT", "/user", body, token);
+      const r = await call(srv, "PUT", "/user", { body: body, token: token });
       assert.equal(r.status, status, JSON.stringify(r.body));
       assert.equal(r.body.error_code, code);
     }
@@ -131,10 +131,10 @@ Deno.test("found: PUT /user with a new phone and another user's e-mail sends no 
       { otp: await rows(srv, "one_time_tokens"), sent: await rows(srv, "send_log") },
       before,
     );
-    const me = await call(srv, "GET", "/user", undefined, token);
+    const me = await call(srv, "GET", "/user", { token: token });
     assert.equal(me.body.new_phone ?? "", "", "a phone change is pending");
     // The same phone alone is accepted, and its code is the one SMS.
-    const ok = await call(srv, "PUT", "/user", { phone: "+15550001235" }, token);
+    const ok = await call(srv, "PUT", "/user", { body: { phone: "+15550001235" }, token: token });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(sms.messages.length, 1);
   });
@@ -158,24 +158,24 @@ Deno.test("found: PUT /user to an address another user's pending change goes to 
     // to the same address is pending too; whoever confirms first gets it.
     const target = "found-twin-target@example.com";
     for (const token of tokens) {
-      const r = await call(srv, "PUT", "/user", { email: target }, token);
+      const r = await call(srv, "PUT", "/user", { body: { email: target }, token: token });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.equal(r.body.new_email, target);
     }
     await smtp.waitForMail(target);
     await smtp.waitForMail(target);
     // The same user asking again within SMTP_MAX_FREQUENCY, for any address: 429.
-    const again = await call(
-      srv,
-      "PUT",
-      "/user",
-      { email: "found-twin-other@example.com" },
-      tokens[0],
-    );
+    const again = await call(srv, "PUT", "/user", {
+      body: { email: "found-twin-other@example.com" },
+      token: tokens[0],
+    });
     assert.equal(again.status, 429, JSON.stringify(again.body));
     assert.equal(again.body.error_code, "over_email_send_rate_limit");
     // An address a user has (confirmed) is taken: 422 email_exists, before any limit.
-    const taken = await call(srv, "PUT", "/user", { email: "found-twin-b@example.com" }, tokens[0]);
+    const taken = await call(srv, "PUT", "/user", {
+      body: { email: "found-twin-b@example.com" },
+      token: tokens[0],
+    });
     assert.equal(taken.status, 422, JSON.stringify(taken.body));
     assert.equal(taken.body.error_code, "email_exists");
     // So is the address of another user's identity (a provider login with another address),
@@ -187,13 +187,10 @@ Deno.test("found: PUT /user to an address another user's pending change goes to 
       provider_id: "found-twin-gh",
       identity_data: { sub: "found-twin-gh", email: "found-twin-gh@example.com" },
     });
-    const viaIdentity = await call(
-      srv,
-      "PUT",
-      "/user",
-      { email: "found-twin-gh@example.com" },
-      tokens[0],
-    );
+    const viaIdentity = await call(srv, "PUT", "/user", {
+      body: { email: "found-twin-gh@example.com" },
+      token: tokens[0],
+    });
     assert.equal(viaIdentity.status, 422, JSON.stringify(viaIdentity.body));
     assert.equal(viaIdentity.body.error_code, "email_exists");
   });
@@ -212,24 +209,24 @@ Deno.test("found: PUT /user refused for a taken e-mail keeps the reauthenticatio
       });
       assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
       const token = signIn.body.access_token as string;
-      const ra = await call(srv, "GET", "/reauthenticate", undefined, token);
+      const ra = await call(srv, "GET", "/reauthenticate", { token: token });
       assert.equal(ra.status, 200, JSON.stringify(ra.body));
       const { code } = await smtp.waitForMail(email, { subject: "Confirm reauthentication" });
       const refused = await call(srv, "PUT", "/user", {
-        password: "Found-new-pw-1",
-        nonce: code,
-        email: "found-nonce-taken@example.com",
-      }, token);
+        body: {
+          password: "Found-new-pw-1",
+          nonce: code,
+          email: "found-nonce-taken@example.com",
+        },
+        token: token,
+      });
       assert.equal(refused.status, 422, JSON.stringify(refused.body));
       assert.equal(refused.body.error_code, "email_exists");
       // The refused request did not use the nonce up.
-      const ok = await call(
-        srv,
-        "PUT",
-        "/user",
-        { password: "Found-new-pw-1", nonce: code },
-        token,
-      );
+      const ok = await call(srv, "PUT", "/user", {
+        body: { password: "Found-new-pw-1", nonce: code },
+        token: token,
+      });
       assert.equal(ok.status, 200, JSON.stringify(ok.body));
     },
   );
@@ -244,18 +241,24 @@ Deno.test("found: POST /admin/users with a password over 72 bytes answers 400, n
     // reads at most 72 bytes and the hashing worker threw; GoTrue answers 400 here.
     for (const password of ["a".repeat(73), "é".repeat(37)]) {
       const r = await call(srv, "POST", "/admin/users", {
-        phone: "15556663305",
-        password,
-      }, admin);
+        body: {
+          phone: "15556663305",
+          password,
+        },
+        token: admin,
+      });
       assert.equal(r.status, 400, JSON.stringify(r.body));
       assert.equal(r.body.error_code, "validation_failed");
       assert.match(String(r.body.msg), /72/);
     }
     assert.equal(await rows(srv, "users"), before);
     const ok = await call(srv, "POST", "/admin/users", {
-      phone: "15556663305",
-      password: "a".repeat(72),
-    }, admin);
+      body: {
+        phone: "15556663305",
+        password: "a".repeat(72),
+      },
+      token: admin,
+    });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
   } finally {
     await srv.close();
@@ -273,13 +276,10 @@ Deno.test("found: POST /resend email_change refused by the interval changes no r
       password: "Found-pw-1234",
     });
     const token = signIn.body.access_token as string;
-    const changed = await call(
-      srv,
-      "PUT",
-      "/user",
-      { email: "found-resend-new@example.com" },
-      token,
-    );
+    const changed = await call(srv, "PUT", "/user", {
+      body: { email: "found-resend-new@example.com" },
+      token: token,
+    });
     assert.equal(changed.status, 200, JSON.stringify(changed.body));
     await smtp.waitForMail("found-resend-new@example.com");
     const row = async () =>
@@ -312,7 +312,7 @@ Deno.test("found: POST /invite to an address the mail server refuses answers 400
     const admin = await srv.serviceRoleToken();
     const before = await rows(srv, "users");
     const email = `${"a".repeat(243)}@example.com`;
-    const r = await call(srv, "POST", "/invite", { email }, admin);
+    const r = await call(srv, "POST", "/invite", { body: { email }, token: admin });
     assert.equal(r.status, 400, JSON.stringify(r.body));
     assert.equal(r.body.error_code, "email_address_invalid");
     assert.equal(await rows(srv, "users"), before, "the invited user stayed");

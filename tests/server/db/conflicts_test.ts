@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { CONFLICT_RETRIES, DbConflictError, openDb } from "../../../server/db/db.ts";
+import { call } from "../../helpers/http.ts";
 import {
-  call,
   dropNamespace,
   freshNamespace,
   postJson,
@@ -142,7 +142,10 @@ Deno.test({
 
       // Fails once: the retry commits, the client sees nothing but a 200.
       await arm(1);
-      const ok = await call(srv, "PUT", "/user", { data: { colour: "green" } }, token);
+      const ok = await call(srv, "PUT", "/user", {
+        body: { data: { colour: "green" } },
+        token: token,
+      });
       assert.equal(ok.status, 200, JSON.stringify(ok.body));
       assert.equal((ok.body.user_metadata as Record<string, unknown>).colour, "green");
       assert.equal(await attempts(), 2);
@@ -163,7 +166,7 @@ Deno.test({
       assert.doesNotMatch(JSON.stringify(body), /serializ|40001|trigger/i, "no internals");
       assert.equal(res.headers.get("retry-after"), "1");
       assert.equal(await attempts(), 1 + CONFLICT_RETRIES);
-      const me = await call(srv, "GET", "/user", undefined, token);
+      const me = await call(srv, "GET", "/user", { token: token });
       assert.equal((me.body.user_metadata as Record<string, unknown>).colour, "green");
     } finally {
       const ctl = srv.db.t("conflict_ctl");
