@@ -35,7 +35,6 @@ import { signInUser } from "../providers/accounts.ts";
 import { checkLinkable, linkIdentity, unlinkIdentity } from "../providers/identities.ts";
 import { ProviderRegistry } from "../providers/registry.ts";
 import { ProviderError } from "../providers/types.ts";
-import { DbConflictError } from "../db/db.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp, type Ctx, requireUser } from "./context.ts";
 import { ApiError, AuthError, badRequest, statusOf } from "./errors.ts";
@@ -382,10 +381,6 @@ function errorRedirect(c: Ctx, s: Services, e: unknown, fallback: string): Respo
     ({ error, errorCode: code } = e);
     description = e.message;
     if (e.target) target = e.target;
-  } else if (e instanceof DbConflictError) {
-    error = "server_error";
-    code = "conflict";
-    description = "The request conflicted with concurrent requests: please try again";
   } else if (e instanceof AuthError) {
     code = e.errorCode;
     error = DENIED.has(code)
