@@ -9,6 +9,7 @@ export const MIGRATIONS: readonly string[] = [
   "0005_oauth_state_uses.sql",
   "0007_mfa_totp_step.sql",
   "0009_profile_rev.sql",
+  "0011_flow_state_link.sql",
   "0013_cleanup_indexes.sql",
 ];
 

@@ -7,7 +7,7 @@
 import { Hono, HTTPException } from "../deps.ts";
 import { bodyLimit } from "hono/body-limit";
 import type { Config } from "./config.ts";
-import { type Db, DbTimeoutError, DbUnavailableError, openDb } from "./db/db.ts";
+import { type Db, DbConflictError, DbTimeoutError, DbUnavailableError, openDb } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
 import { type Clock, systemClock } from "./auth/clock.ts";
 import { describeError, fileSink, Logger } from "./observe/log.ts";
@@ -138,6 +138,21 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
           {
             "Retry-After": "5",
           },
+        ),
+        requestId,
+      );
+    }
+    if (err instanceof DbConflictError) {
+      // A deadlock or serialization failure that persisted through the retries (db.ts):
+      // nothing was written; the client may simply send the request again.
+      log.warn("database conflict", { request_id: requestId, error: err.message });
+      return errorResponse(
+        new ApiError(
+          409,
+          "conflict",
+          "The request conflicted with concurrent requests on the same data and was not applied: please retry.",
+          {},
+          { "Retry-After": "1" },
         ),
         requestId,
       );

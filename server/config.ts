@@ -164,6 +164,11 @@ export interface Config {
     updatePasswordRequireReauthentication: boolean;
     updatePasswordRequireCurrentPassword: boolean;
     manualLinkingEnabled: boolean;
+    /**
+     * Identity linking only in the PKCE flow (the link made at the code
+     * exchange); the implicit flow's link is a 400 (docs/security.md).
+     */
+    linkIdentityRequirePkce: boolean;
     sbForwardedForEnabled: boolean;
     captcha: {
       enabled: boolean;
@@ -530,6 +535,9 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       ),
       manualLinkingEnabled: r.bool("SECURITY_MANUAL_LINKING_ENABLED", {
         doc: "users may link and unlink identities (/user/identities); off: 404, as GoTrue",
+      }),
+      linkIdentityRequirePkce: r.bool("SECURITY_LINK_IDENTITY_REQUIRE_PKCE", {
+        doc: "link identities in the PKCE flow only (refuse implicit-flow links)",
       }),
       sbForwardedForEnabled: r.bool("SECURITY_SB_FORWARDED_FOR_ENABLED", {
         doc: "take the client IP from Authsvc-Proxy-Forwarded-For",

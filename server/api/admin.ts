@@ -55,6 +55,10 @@ async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: string
   }
   if (p.email && await s.users.findByEmail(p.email)) throw conflict(new Error("email"));
   if (p.phone && await s.users.findByPhone(p.phone)) throw conflict(new Error("phone"));
+  if (p.password && new TextEncoder().encode(p.password).length > 72) {
+    // bcrypt reads 72 bytes; GoTrue answers its ErrPasswordTooLong with this 400.
+    throw badRequest("Password cannot be longer than 72 bytes");
+  }
   const hash = p.passwordHash ?? (p.password ? await s.passwords.hash(p.password) : undefined);
   const now = s.clock.now();
   const providers: LocalProvider[] = [];

@@ -13,9 +13,8 @@
  */
 import type { Hono } from "../../deps.ts";
 import { exchangeAuthCode, readPkceParams, withFlowState } from "../auth/pkce.ts";
-import { checkPassword } from "../auth/pwned.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
-import { sendActionMail } from "../mail/flows.ts";
+import { emailChangeLimitKey, sendActionMail, sendEmailChangeMails } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp } from "./context.ts";
 import { ApiError } from "./errors.ts";
@@ -32,34 +31,27 @@ async function nonceStep(u: UserUpdate): Promise<void> {
   if (!nonce) {
     throw new ApiError(400, "reauthentication_needed", "Password update requires reauthentication");
   }
-  // The nonce is used up below, before the password step runs: refuse a
-  // password that step would refuse first, so a typo does not cost the nonce
-  // (a new one may be SMTP_MAX_FREQUENCY away).
-  if (u.password !== "") await checkPassword(s, u.password);
+  // The nonce is used up only once every step accepted the request (the password's
+  // strength and same_password included): a typo does not cost it (a new one may be
+  // SMTP_MAX_FREQUENCY away).
   await checkCurrentPassword(u);
-  if (
-    u.password && user.encrypted_password &&
-    await s.passwords.verify(u.password, user.encrypted_password)
-  ) {
-    throw new ApiError(
-      422,
-      "same_password",
-      "New password should be different from the old password.",
-    );
-  }
   const pending = await s.otp.pending(user.id, "reauthentication");
-  const ok = pending &&
-    await s.otp.verifyCode(["reauthentication"], pending.relates_to, nonce).then(
-      () => true,
-      () => false,
-    );
-  if (!ok) {
-    throw new ApiError(
+  const refused = () =>
+    new ApiError(
       422,
       "reauthentication_not_valid",
       "Requires reauthentication: the nonce is invalid or has expired",
     );
-  }
+  if (!pending) throw refused();
+  // Used up once every step has accepted the request, before any other effect (a code
+  // sent): a request refused for another reason keeps the nonce.
+  u.effects.unshift(async () => {
+    const ok = await s.otp.verifyCode(["reauthentication"], pending.relates_to, nonce).then(
+      () => true,
+      () => false,
+    );
+    if (!ok) throw refused();
+  });
 }
 
 function passwordNoticeStep(u: UserUpdate): Promise<void> {
@@ -76,8 +68,9 @@ async function emailChangeStep(u: UserUpdate): Promise<void> {
   const email = checkEmail(raw);
   if (email === user.email) return;
   requireEmailEnabled(s);
-  const other = await s.users.findByEmail(email);
-  if (other && other.id !== user.id) {
+  // GoTrue's order (user.go): a taken address is 422 before any limit is looked at; taken
+  // means another user's address or an address of another user's identity.
+  if (await s.users.emailTakenByOther(email, user.id)) {
     throw new ApiError(
       422,
       "email_exists",
@@ -104,22 +97,15 @@ async function emailChangeStep(u: UserUpdate): Promise<void> {
     });
     return;
   }
-  const both = s.config.mailer.secureEmailChangeEnabled && !!oldEmail;
-  const interval = s.config.smtp.maxFrequency;
+  // SMTP_MAX_FREQUENCY counts the user's change requests, whatever the address (GoTrue's
+  // email_change_sent_at): another user's pending change to the same address does not make
+  // this one a 429 (it is a 200, as in GoTrue; whoever confirms first gets the address).
   await s.sendLimits.check({
     channel: "email",
-    recipient: email,
+    recipient: emailChangeLimitKey(user.id),
     kind: "email_change",
-    intervalSec: interval,
+    intervalSec: s.config.smtp.maxFrequency,
   });
-  if (both) {
-    await s.sendLimits.check({
-      channel: "email",
-      recipient: oldEmail!,
-      kind: "email_change",
-      intervalSec: interval,
-    });
-  }
   const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, u.body));
   // With `code_challenge` the confirming link continues a PKCE flow (?code=), as in GoTrue.
   const pkce = readPkceParams(u.body);
@@ -131,9 +117,7 @@ async function emailChangeStep(u: UserUpdate): Promise<void> {
       s.db,
       pkce && { ...pkce, userId: written.id, authenticationMethod: "email_change" },
       async (flowStateId) => {
-        const opts = { redirectTo, flowStateId };
-        const sent = await sendActionMail(s, written, "email_change_new", opts);
-        if (both) await sendActionMail(s, sent, "email_change_current", opts);
+        await sendEmailChangeMails(s, written, { redirectTo, flowStateId });
       },
     );
     await s.audit.record({
@@ -189,6 +173,7 @@ export function emailHooks(_app: Hono<AppEnv>, s: Services): void {
       s,
       optString(body, "auth_code", 256) ?? "",
       optString(body, "code_verifier", 256) ?? "",
+      clientIp(c),
     );
     const user = set.user as { id?: string; email?: string };
     await s.audit.record({

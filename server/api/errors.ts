@@ -121,6 +121,11 @@ export const ROUTE_STATUS: readonly { code: ErrorCode; status: number; where: st
   { code: "email_provider_disabled", status: 400, where: "POST /resend" },
   { code: "phone_provider_disabled", status: 400, where: "phone sign-in routes (api/phone.ts)" },
   { code: "insufficient_aal", status: 401, where: "routes requiring aal2 (api/aal.ts)" },
+  {
+    code: "insufficient_aal",
+    status: 422,
+    where: "DELETE /factors/:id, a verified factor from an aal1 session (GoTrue's mfa.go)",
+  },
   { code: "user_not_found", status: 403, where: "a token whose user is gone (api/context.ts)" },
   { code: "user_already_exists", status: 400, where: "POST /signup, a repeated sign-up" },
   {

@@ -18,7 +18,10 @@
  *   the provider.
  * - Every state is bound to the browser that started it with a cookie
  *   (api/oauth_binding.ts); a link callback hands out a session only in the
- *   PKCE flow (as a code for the verifier's holder).
+ *   PKCE flow (as a code for the verifier's holder), and in that flow links
+ *   nothing itself: the identity is linked at the code exchange
+ *   (auth/pkce.ts), so a link URL finished in someone else's browser links
+ *   nothing. The implicit flow links at the callback (docs/security.md).
  * - DELETE /user/identities/<identity_id> unlinks one (never the last).
  */
 import { ConnectionError, generatePkce, OAuthError } from "../../mod.ts";
@@ -29,7 +32,7 @@ import { createFlowState, issueAuthCode, readPkceParams } from "../auth/pkce.ts"
 import { isRedirectAllowed, verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
 import { signInUser } from "../providers/accounts.ts";
-import { linkIdentity, unlinkIdentity } from "../providers/identities.ts";
+import { checkLinkable, linkIdentity, unlinkIdentity } from "../providers/identities.ts";
 import { ProviderRegistry } from "../providers/registry.ts";
 import { ProviderError } from "../providers/types.ts";
 import type { Services } from "../services.ts";
@@ -148,6 +151,13 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
     const caller = await requireUser(c);
     requireManualLinking();
     await requireAal2IfMfa(s, caller, AAL2_IDENTITY_MESSAGE);
+    if (s.config.security.linkIdentityRequirePkce && !c.req.query("code_challenge")) {
+      // The implicit flow links at the callback, in whichever browser finishes it; only the
+      // PKCE flow ties the link to the browser that started it (docs/security.md).
+      throw badRequest(
+        "Linking an identity requires the PKCE flow (code_challenge and code_challenge_method): use flowType 'pkce'",
+      );
+    }
     const to = await providerUrl(c, caller.user.id);
     if (c.req.query("skip_http_redirect") !== "true") return await answer(c, to);
     // auth-js asks with a (cross-origin) fetch, whose cookies browsers drop: the URL it
@@ -292,8 +302,16 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
         throw new CallbackError("server_error", "oauth_provider_error", what.slice(0, 300));
       }
       const ip = clientIp(c);
+      const pkce = !!(state.codeChallenge && state.codeChallengeMethod);
       let user: UserRow;
-      if (state.linkUserId) {
+      if (state.linkUserId && pkce) {
+        // PKCE: the link is made at the code exchange, for the holder of the code_verifier
+        // (the browser that started linking). Finished in anyone else's browser (a link
+        // URL sent to a victim), the code lands where no verifier is: nothing is linked.
+        user = await checkLinkable(s, state.linkUserId, provider.spec.name, result.user);
+      } else if (state.linkUserId) {
+        // Implicit flow (auth-js's default): linked here, as GoTrue does, without a session
+        // (below). See docs/security.md: the PKCE flow is the one to use for linking.
         user = await linkIdentity(s, state.linkUserId, provider.spec.name, result.user, ip);
         await s.mailer.notify("identity_linked", user, { Provider: provider.spec.name });
       } else {
@@ -308,14 +326,17 @@ export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
         }
       }
       const to = new URL(target);
-      if (state.codeChallenge && state.codeChallengeMethod) {
+      if (pkce) {
         const flow = await createFlowState(s.db, {
-          codeChallenge: state.codeChallenge,
-          codeChallengeMethod: state.codeChallengeMethod,
+          codeChallenge: state.codeChallenge!,
+          codeChallengeMethod: state.codeChallengeMethod!,
           authenticationMethod: "oauth",
           providerType: provider.spec.name,
           providerAccessToken: result.accessToken,
           providerRefreshToken: result.refreshToken,
+          linkIdentity: state.linkUserId
+            ? { provider: provider.spec.name, user: result.user }
+            : undefined,
         });
         to.searchParams.set("code", await issueAuthCode(s.db, s.clock, flow.id, user.id));
       } else if (state.linkUserId) {

@@ -178,8 +178,10 @@ export function factorRoutes(app: Hono<AppEnv>, s: Services): void {
     const caller = await requireUser(c);
     const session = callerSession(caller);
     const factor = await s.mfa.ownedFactor(caller.user.id, uuidParam(c, "factor_id"));
-    if (session.aal !== "aal2" && await s.mfa.hasVerifiedFactor(caller.user.id)) {
-      throw new ApiError(403, "insufficient_aal", "AAL2 required to unenroll a factor");
+    // GoTrue (mfa.go UnenrollFactor): a verified factor goes only from an aal2 session,
+    // 422 insufficient_aal; an unverified one (of no use for aal2) from any session.
+    if (factor.status === "verified" && session.aal !== "aal2") {
+      throw new ApiError(422, "insufficient_aal", "AAL2 required to unenroll verified factor");
     }
     const row = await s.mfa.deleteFactor(caller.user.id, factor.id);
     await audit(s, c, caller.user, "factor_unenrolled", {

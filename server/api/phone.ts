@@ -334,7 +334,10 @@ async function phoneUpdateStep(u: UserUpdate): Promise<void> {
     });
     return;
   }
-  await s.sms.sendOtp({ userId: user.id, phone, type: "phone_change" });
+  // Sent once every step has accepted the request (user.ts `effects`).
+  u.effects.push(async () => {
+    await s.sms.sendOtp({ userId: user.id, phone, type: "phone_change" });
+  });
   u.fields.phone_change = phone;
   u.fields.phone_change_sent_at = now;
 }

@@ -10,7 +10,7 @@ import type { Hono } from "../../deps.ts";
 import { createFlowState, readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
-import { sendActionMail, withoutMail } from "../mail/flows.ts";
+import { sendActionMail, sendEmailChangeMails, withoutMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { type AppEnv, clientIp } from "./context.ts";
 import { badRequest } from "./errors.ts";
@@ -65,13 +65,14 @@ export function resendRoutes(app: Hono<AppEnv>, s: Services): void {
     if (phone) {
       // GoTrue: an e-mail change pending on the user with this phone is sent again.
       const p = parsePhone(phone);
-      let user = type === "email_change" ? await s.users.findByPhone(p) : null;
+      const user = type === "email_change" ? await s.users.findByPhone(p) : null;
       if (!user?.email_change) {
         await withoutMail(s, "email_change_new", p);
         return c.json({ message_id: messageId });
       }
-      user = await s.users.update(user.id, { email_change_confirm_status: 0 }) ?? user;
-      await sendActionMail(s, user, "email_change_new", { redirectTo });
+      await sendEmailChangeMails(s, user, { redirectTo });
+      // Written once the mails went out: a refused resend changes nothing.
+      await s.users.update(user.id, { email_change_confirm_status: 0 });
       return c.json({ message_id: messageId });
     }
     const email = address!;
@@ -104,7 +105,7 @@ export function resendRoutes(app: Hono<AppEnv>, s: Services): void {
       });
       return c.json({ message_id: messageId });
     }
-    let user = await findEmailChange(s, email);
+    const user = await findEmailChange(s, email);
     if (!user?.email_change) {
       const started = s.mailer.timing.now();
       await withoutMail(s, "email_change_new", email);
@@ -113,21 +114,17 @@ export function resendRoutes(app: Hono<AppEnv>, s: Services): void {
       }
       return c.json({ message_id: messageId });
     }
-    user = await s.users.update(user.id, { email_change_confirm_status: 0 }) ?? user;
-    // With `code_challenge` the new links continue a PKCE flow (?code=), as GoTrue's resend.
+    // GoTrue sends the change mails again for the user (SMTP_MAX_FREQUENCY per user, as
+    // PUT /user); the confirmation status is reset once they went out. With `code_challenge`
+    // the new links continue a PKCE flow (?code=), as GoTrue's resend.
     await withFlowState(
       s.db,
       pkce && { ...pkce, userId: user.id, authenticationMethod: "email_change" },
       async (flowStateId) => {
-        const sent = await sendActionMail(s, user!, "email_change_new", {
-          redirectTo,
-          flowStateId,
-        });
-        if (s.config.mailer.secureEmailChangeEnabled && sent.email) {
-          await sendActionMail(s, sent, "email_change_current", { redirectTo, flowStateId });
-        }
+        await sendEmailChangeMails(s, user!, { redirectTo, flowStateId });
       },
     );
+    await s.users.update(user.id, { email_change_confirm_status: 0 });
     return c.json({ message_id: messageId });
   });
 }

@@ -41,11 +41,22 @@ export interface UserUpdate {
   passwordChanged: boolean;
   /** True once `current_password` was checked (see checkCurrentPassword). */
   currentPasswordChecked?: boolean;
+  /**
+   * Work with effects outside the row (a code sent, a nonce used up): run in
+   * order once EVERY step has checked the request, before the row is written,
+   * so a request one step refuses sends nothing and uses up nothing. A step
+   * only reads and checks; what it would do goes here or into `after`.
+   */
+  effects: (() => Promise<void>)[];
   /** Run after the row is written, in order, with the written row (mails, audit). */
   after: ((user: UserRow) => Promise<void>)[];
 }
 
-/** A step of PUT /user; throw an ApiError to refuse the whole update. */
+/**
+ * A step of PUT /user; throw an ApiError to refuse the whole update. A step
+ * checks and sets `u.fields`; anything that leaves a trace elsewhere goes
+ * into `u.effects` or `u.after`.
+ */
 export type UserUpdateStep = (u: UserUpdate) => Promise<void>;
 
 const steps = new WeakMap<Services, UserUpdateStep[]>();
@@ -182,6 +193,7 @@ export function userRoutes(app: Hono<AppEnv>, s: Services): void {
       fields: {},
       password: optString(body, "password", 1024),
       passwordChanged: false,
+      effects: [],
       after: [],
     };
     // What can be refused without side effects is refused before any step sends a code or
@@ -194,6 +206,9 @@ export function userRoutes(app: Hono<AppEnv>, s: Services): void {
     // With reauthentication on, the nonce step checks it after asking for the nonce (GoTrue's order).
     if (!s.config.security.updatePasswordRequireReauthentication) await checkCurrentPassword(u);
     for (const step of [...(steps.get(s) ?? []), dataStep, passwordStep]) await step(u);
+    // Every step accepted the request: now the codes go out (PUT {phone, email: taken}
+    // used to send its SMS before the e-mail step refused it).
+    for (const fn of u.effects) await fn();
     let user = caller.user;
     if (Object.keys(u.fields).length) {
       // The steps checked that no other user has the new e-mail or phone; one that took it

@@ -98,8 +98,17 @@ export class PasswordHasher {
     });
   }
 
-  /** A bcrypt hash of the password. */
+  /**
+   * A bcrypt hash of the password. bcrypt reads at most 72 bytes: a longer
+   * password is validation_failed here, never a 500 (POST /admin/users
+   * answers GoTrue's 400 before; paths with a strength check refuse it too).
+   */
   hash(password: string): Promise<string> {
+    if (new TextEncoder().encode(password).length > 72) {
+      return Promise.reject(
+        new AuthError("validation_failed", "Password cannot be longer than 72 bytes"),
+      );
+    }
     return this.#run<string>({ op: "hash", password, cost: this.cost });
   }
 

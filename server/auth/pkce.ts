@@ -29,6 +29,9 @@ import type { Services } from "../services.ts";
 import { type FlowStateRow, FlowStateStore } from "../store/flow_states.ts";
 
 export type { FlowStateRow } from "../store/flow_states.ts";
+import type { ProviderName } from "../config.ts";
+import type { ProviderUser } from "../providers/types.ts";
+import { linkIdentity } from "../providers/identities.ts";
 
 /** Seconds an issued auth code stays exchangeable. */
 export const FLOW_STATE_TTL_SEC = 300;
@@ -42,6 +45,17 @@ function flows(db: Db): FlowStateStore {
   let store = stores.get(db);
   if (!store) stores.set(db, store = new FlowStateStore(db));
   return store;
+}
+
+/**
+ * A provider identity the callback read for a link in the PKCE flow: linked
+ * to the flow's user only by the exchange, i.e. for the holder of the
+ * code_verifier (the browser that started linking), never by whoever's
+ * browser finished the provider sign-in.
+ */
+export interface PendingLink {
+  provider: ProviderName;
+  user: ProviderUser;
 }
 
 /** Validated PKCE parameters of a request. */
@@ -88,6 +102,7 @@ export async function createFlowState(
     providerType?: string;
     providerAccessToken?: string;
     providerRefreshToken?: string;
+    linkIdentity?: PendingLink;
   },
   q: Queryable = db,
 ): Promise<FlowStateRow> {
@@ -99,6 +114,7 @@ export async function createFlowState(
     providerType: o.providerType ?? "",
     providerAccessToken: o.providerAccessToken ?? null,
     providerRefreshToken: o.providerRefreshToken ?? null,
+    linkIdentity: (o.linkIdentity ?? null) as Record<string, unknown> | null,
   }, q);
 }
 
@@ -153,12 +169,15 @@ export async function issueAuthCode(
 
 /**
  * The `pkce` grant: checks `code_verifier` against the flow of `authCode`,
- * consumes the flow and issues a session.
+ * consumes the flow and issues a session. A flow that carries a pending
+ * identity link links it first (422 identity_already_exists when someone
+ * linked that provider account meanwhile); `ip` goes to its audit entry.
  */
 export async function exchangeAuthCode(
   s: Services,
   authCode: string,
   codeVerifier: string,
+  ip = "",
 ): Promise<TokenSet> {
   if (!authCode) throw invalid("auth_code is required", "oauth");
   if (!codeVerifier) throw invalid("code_verifier is required", "oauth");
@@ -185,10 +204,17 @@ export async function exchangeAuthCode(
       "code challenge does not match previously saved code verifier",
     );
   }
-  const user = await s.users.findById(flow.user_id);
+  let user = await s.users.findById(flow.user_id);
   if (!user) throw new AuthError("user_not_found", "User not found");
   if (user.banned_until && new Date(user.banned_until).getTime() > now) {
     throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
+  }
+  const link = flow.link_identity as PendingLink | null;
+  if (link) {
+    // The verifier matched: this is the browser that started linking. Only now is the
+    // provider identity linked (the callback only read it).
+    user = await linkIdentity(s, user.id, link.provider, link.user, ip);
+    await s.mailer.notify("identity_linked", user, { Provider: link.provider });
   }
   const set = await s.sessions.issue(user, {
     method: flow.authentication_method,

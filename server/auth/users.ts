@@ -75,6 +75,15 @@ export class Users {
     return this.#users.findById(id, q);
   }
 
+  /**
+   * Whether a user other than `userId` has `email`, as its address or through
+   * one of its identities (GoTrue's IsDuplicatedEmail, the check of an e-mail
+   * change).
+   */
+  emailTakenByOther(email: string, userId: string, q: Queryable = this.#db): Promise<boolean> {
+    return this.#users.emailTakenByOther(normalizeEmail(email), userId, q);
+  }
+
   findByEmail(email: string, q: Queryable = this.#db): Promise<UserRow | null> {
     return this.#users.findByEmail(normalizeEmail(email), q);
   }

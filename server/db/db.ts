@@ -82,6 +82,44 @@ export class DbUnavailableError extends Error {
   }
 }
 
+/**
+ * PostgreSQL gave up a transaction for another's sake: a deadlock (40P01) or a
+ * serialization failure (40001). The work was rolled back, so running it again
+ * is safe: `transaction` (and a statement outside one) is tried again up to
+ * CONFLICT_RETRIES times; if it still fails, the API answers 409 `conflict`
+ * (GoTrue's code) with Retry-After, never 500.
+ */
+export class DbConflictError extends Error {
+  /** The SQLSTATE, so `sqlState()` still reads it. */
+  readonly code: string;
+  constructor(cause: unknown) {
+    super(`database conflict: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+    this.name = "DbConflictError";
+    this.code = sqlState(cause) ?? "40001";
+  }
+}
+
+/** How many times a transaction or statement PostgreSQL gave up (DbConflictError) is run again. */
+export const CONFLICT_RETRIES = 2;
+
+/**
+ * Runs `fn` again when it fails with a DbConflictError, at most CONFLICT_RETRIES
+ * times, after a few random milliseconds (the two sides of a deadlock should
+ * not meet again in step).
+ */
+export async function retryConflicts<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0;; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!(e instanceof DbConflictError) || attempt >= CONFLICT_RETRIES) throw e;
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
+    }
+  }
+}
+
 /** SQLSTATE of a driver error, when it has one. */
 export function sqlState(e: unknown): string | undefined {
   const code = (e as { code?: unknown })?.code;
@@ -95,7 +133,9 @@ export function isUniqueViolation(e: unknown): boolean {
 
 /** Turns connection-level failures into DbUnavailableError; SQL errors pass through. */
 export function classifyDbError(e: unknown): unknown {
-  if (e instanceof DbUnavailableError || e instanceof DbTimeoutError) return e;
+  if (
+    e instanceof DbUnavailableError || e instanceof DbTimeoutError || e instanceof DbConflictError
+  ) return e;
   if (e instanceof PgConnectionError) return new DbUnavailableError(e);
   if (e instanceof PgAbortError) {
     return new DbTimeoutError(
@@ -108,6 +148,8 @@ export function classifyDbError(e: unknown): unknown {
     );
   }
   const code = sqlState(e);
+  // 40P01 deadlock_detected, 40001 serialization_failure: rolled back, may be run again.
+  if (code === "40P01" || code === "40001") return new DbConflictError(e);
   // 57014 query_canceled: statement_timeout, or a CancelRequest; 55P03 lock_timeout.
   if (code === "57014" || code === "55P03") return new DbTimeoutError("statement_timeout", e);
   // 08xxx connection exceptions, 57P01-57P03 admin shutdown / cannot connect now, 53300 too many connections

@@ -13,6 +13,7 @@ import {
   DbTimeoutError,
   DEFAULT_STATEMENT_TIMEOUT_MS,
   type Queryable,
+  retryConflicts,
 } from "./db.ts";
 import type { Connection, QueryScope } from "./pg/connection.ts";
 import { parseConnectionString } from "./pg/options.ts";
@@ -99,10 +100,13 @@ export function openPostgres(
     kind: "postgres",
     prefix,
     t: (name) => `${prefix}${name}`,
+    // A statement outside a transaction that PostgreSQL gave up was rolled back: run again.
     query: <T>(text: string, params: unknown[] = []) =>
-      pool.query(text, params, currentScope()).catch((e) => {
-        throw fail(e);
-      }) as Promise<T[]>,
+      retryConflicts(() =>
+        pool.query(text, params, currentScope()).catch((e) => {
+          throw fail(e);
+        }) as Promise<T[]>
+      ),
     exec: async (text) => {
       try {
         await pool.exec(text, currentScope());
@@ -110,22 +114,26 @@ export function openPostgres(
         throw fail(e);
       }
     },
+    // A deadlock or serialization failure rolled the work back: `fn` runs again (it must do
+    // nothing but SQL on `tx`, which every caller's does).
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
-      reserved(async (c) => {
-        try {
-          await c.simple("BEGIN");
-          const result = await fn(onConnection(c));
-          await c.simple("COMMIT");
-          return result;
-        } catch (e) {
-          // A retired connection (its statement is being cancelled) is closed on release, which
-          // ends the transaction: the caller does not wait for the cancel to land.
-          if (!c.closed && !c.retired && c.txStatus !== "I") {
-            await c.simple("ROLLBACK").catch(() => {});
+      retryConflicts(() =>
+        reserved(async (c) => {
+          try {
+            await c.simple("BEGIN");
+            const result = await fn(onConnection(c));
+            await c.simple("COMMIT");
+            return result;
+          } catch (e) {
+            // A retired connection (its statement is being cancelled) is closed on release, which
+            // ends the transaction: the caller does not wait for the cancel to land.
+            if (!c.closed && !c.retired && c.txStatus !== "I") {
+              await c.simple("ROLLBACK").catch(() => {});
+            }
+            throw fail(e);
           }
-          throw fail(e);
-        }
-      }),
+        })
+      ),
     withConnection: <T>(fn: (conn: Queryable) => Promise<T>) =>
       reserved((c) => fn(onConnection(c))),
     async ping() {

@@ -110,6 +110,8 @@ export interface ActionOptions {
   flowStateId?: string;
   /** Seconds between two such mails to the address, instead of the action's own. */
   intervalSec?: number;
+  /** What the interval counts per instead of the address (mailer.ts `limitKey`). */
+  limitKey?: string;
   /**
    * The sign-up this confirmation belongs to (auth/confirm.ts): what its
    * verification keeps of the password and metadata. Without it, confirming
@@ -228,6 +230,7 @@ export async function sendActionMail(
       vars,
       intervalSec: opts.intervalSec ?? spec.interval(s),
       userId: user.id,
+      limitKey: opts.limitKey,
     });
   } catch (e) {
     // The token of a mail that did not go out is of no use to anyone.
@@ -237,6 +240,39 @@ export async function sendActionMail(
   const updated = await s.users.update(user.id, { [spec.sentAt]: s.clock.now() }) ?? user;
   s.mailer.timing.observe(action, s.mailer.timing.now() - started);
   return updated;
+}
+
+/** What SMTP_MAX_FREQUENCY counts e-mail change mails per: the user (GoTrue's email_change_sent_at). */
+export function emailChangeLimitKey(userId: string): string {
+  return `user:${userId}`;
+}
+
+/**
+ * The e-mail change mails of a user with a pending change (PUT /user, POST
+ * /resend): to the new address, and to the current one too with secure
+ * change. SMTP_MAX_FREQUENCY counts per user (`emailChangeLimitKey`), checked
+ * before anything is sent; returns the user with email_change_sent_at stamped.
+ */
+export async function sendEmailChangeMails(
+  s: Services,
+  user: UserRow,
+  opts: { redirectTo?: string; flowStateId?: string },
+): Promise<UserRow> {
+  const limitKey = emailChangeLimitKey(user.id);
+  await s.sendLimits.check({
+    channel: "email",
+    recipient: limitKey,
+    kind: "email_change",
+    intervalSec: s.config.smtp.maxFrequency,
+  });
+  const sent = await sendActionMail(s, user, "email_change_new", { ...opts, limitKey });
+  if (!s.config.mailer.secureEmailChangeEnabled || !user.email) return sent;
+  // One request, two mails: the interval was counted by the first.
+  return await sendActionMail(s, sent, "email_change_current", {
+    ...opts,
+    limitKey,
+    intervalSec: 0,
+  });
 }
 
 /**

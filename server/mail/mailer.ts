@@ -49,6 +49,12 @@ export interface MailRequest {
   intervalSec?: number;
   /** The user the mail is about, when known (the send_email hook gets them). */
   userId?: string;
+  /**
+   * What `intervalSec` is counted per, instead of the address: `user:<id>`
+   * counts the user's mails of this kind whatever the address (the e-mail
+   * change, as GoTrue's email_change_sent_at).
+   */
+  limitKey?: string;
 }
 
 /** A rendered message. */
@@ -169,7 +175,12 @@ export class Mailer {
   async send(req: MailRequest): Promise<void> {
     const to = req.to.toLowerCase();
     await this.limits.send(
-      { channel: "email", recipient: to, kind: req.kind, intervalSec: req.intervalSec ?? 0 },
+      {
+        channel: "email",
+        recipient: req.limitKey ?? to,
+        kind: req.kind,
+        intervalSec: req.intervalSec ?? 0,
+      },
       async () => {
         const vars = typeof req.vars === "function" ? await req.vars() : req.vars;
         if (this.sendHook) return await this.sendHook(req, to, vars);
@@ -202,6 +213,21 @@ export class Mailer {
             html: mail.html,
           });
         } catch (e) {
+          const err = e as { code?: unknown; responseCode?: unknown };
+          if (
+            err.code === "EENVELOPE" && typeof err.responseCode === "number" &&
+            err.responseCode >= 500 && err.responseCode < 600
+          ) {
+            // The mail server refused the address for good (e.g. 501 for an address over
+            // RFC 5321's 254 octets): the client's input, answered as GoTrue answers an
+            // address its mailer will not deliver to. Nothing was sent.
+            this.log.warn("mail server refused the recipient", {
+              kind: req.kind,
+              to,
+              error: e instanceof Error ? e.message : String(e),
+            });
+            throw new AuthError("email_address_invalid", `Email address "${to}" is invalid`);
+          }
           this.log.error("mail send failed", {
             kind: req.kind,
             to,

@@ -12,6 +12,38 @@ import { bannedCheck, candidateEmail, findIdentity, identityData } from "./accou
 import type { ProviderUser } from "./types.ts";
 
 /**
+ * The checks of `linkIdentity` without the link (the PKCE callback, which
+ * leaves the link to the code exchange): the user exists and is not banned,
+ * and nobody has the provider account yet. Returns the user.
+ *
+ * @throws {AuthError} user_not_found, user_banned, identity_already_exists
+ */
+export async function checkLinkable(
+  s: Services,
+  userId: string,
+  provider: ProviderName,
+  pu: ProviderUser,
+): Promise<UserRow> {
+  const target = await s.users.findById(userId);
+  if (!target) {
+    throw new AuthError("user_not_found", "Linking target user not found", {
+      situation: "linking",
+    });
+  }
+  bannedCheck(s, target);
+  const existing = await findIdentity(s, provider, pu.id, s.db);
+  if (existing) {
+    throw new AuthError(
+      "identity_already_exists",
+      existing.user_id === target.id
+        ? "Identity is already linked"
+        : "Identity is already linked to another user",
+    );
+  }
+  return target;
+}
+
+/**
  * Links a provider identity to a signed-in user (GET /user/identities/authorize).
  *
  * @throws {AuthError} identity_already_exists when the identity belongs to anyone already

@@ -17,6 +17,11 @@ export interface FlowStateRow {
   provider_access_token: string | null;
   provider_refresh_token: string | null;
   auth_code_issued_at: Date | null;
+  /**
+   * A provider identity to link to `user_id` at the code exchange (identity
+   * linking in the PKCE flow; auth/pkce.ts `PendingLink`), or null.
+   */
+  link_identity: Record<string, unknown> | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -30,6 +35,8 @@ export interface NewFlowState {
   providerType: string;
   providerAccessToken: string | null;
   providerRefreshToken: string | null;
+  /** A pending identity link (auth/pkce.ts `PendingLink`). */
+  linkIdentity?: Record<string, unknown> | null;
 }
 
 /** PKCE flow states of one database. */
@@ -45,8 +52,9 @@ export class FlowStateStore {
   async insert(f: NewFlowState, q: Queryable = this.#db): Promise<FlowStateRow> {
     const [row] = await q.query<FlowStateRow>(
       `INSERT INTO ${this.#flows} (user_id, code_challenge, code_challenge_method,
-         authentication_method, provider_type, provider_access_token, provider_refresh_token)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+         authentication_method, provider_type, provider_access_token, provider_refresh_token,
+         link_identity)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
       [
         f.userId,
         f.codeChallenge,
@@ -55,6 +63,7 @@ export class FlowStateStore {
         f.providerType,
         f.providerAccessToken,
         f.providerRefreshToken,
+        f.linkIdentity ?? null,
       ],
     );
     return row;

@@ -75,6 +75,19 @@ export class UserStore {
     return rows[0] ?? null;
   }
 
+  /** Whether a user other than `userId` has `email`, as its address or an identity's. */
+  async emailTakenByOther(email: string, userId: string, q: Queryable = this.db) {
+    const rows = await q.query(
+      `SELECT 1 FROM ${this.#t} WHERE email = $1 AND deleted_at IS NULL AND id <> $2
+       UNION ALL
+       SELECT 1 FROM ${this.#identities} i JOIN ${this.#t} u ON u.id = i.user_id
+        WHERE i.email = $1 AND i.user_id <> $2 AND u.deleted_at IS NULL
+       LIMIT 1`,
+      [email, userId],
+    );
+    return rows.length > 0;
+  }
+
   async findByPhone(phone: string, q: Queryable = this.db): Promise<UserRow | null> {
     const rows = await q.query<UserRow>(
       `SELECT * FROM ${this.#t} WHERE phone = $1 AND deleted_at IS NULL`,

@@ -244,8 +244,7 @@ conformance("mfa_test.go", ENV, [
     const f = await totpFactor(e, s);
     const aal1 = await e.signIn({ email: s.user.email });
     const r = await e.call("DELETE", `/factors/${f.id}`, undefined, aal1.access_token);
-    // GoTrue answers 422; the status of insufficient_aal is being aligned with the AAL work
-    assert.ok(r.status === 422 || r.status === 403, r.text);
+    assert.equal(r.status, 422, r.text);
     assert.equal(r.body.error_code, "insufficient_aal");
   }),
   ported("TestUnenrollVerifiedFactor/Verified Factor: AAL2, Success", async (e) => {

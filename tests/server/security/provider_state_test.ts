@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { authJsClient } from "../../helpers/auth_js.ts";
+import { postJson } from "../../helpers/server.ts";
 import {
   clearCookies,
   defaultUser,
@@ -152,6 +153,170 @@ Deno.test("identity-link URL finished by someone else: refused, and never a sess
     assert.equal(me.body.id, ownerId);
     const providers = (me.body.identities as { provider: string }[]).map((i) => i.provider);
     assert.deepEqual(providers.sort(), ["github", "google"]);
+  } finally {
+    await env.close();
+  }
+});
+
+Deno.test("identity-link CSRF: the attacker's own link URL finished by the victim links nothing (PKCE)", async () => {
+  const env = await serverWithFakes(["github", "google"]);
+  try {
+    // The attacker, signed in with GitHub, starts linking Google through auth-js in the
+    // PKCE flow: the code_verifier stays in the attacker's client.
+    env.fakes.github.user = defaultUser();
+    const first = await signIn(env.srv, env.fakes.github);
+    const attacker = authJsClient(env.srv.url, "pkce");
+    await attacker.setSession({
+      access_token: first.hash.get("access_token")!,
+      refresh_token: first.hash.get("refresh_token")!,
+    });
+    const attackerId = (await attacker.getUser()).data.user!.id;
+    const link = await attacker.linkIdentity({
+      provider: "google",
+      options: { skipBrowserRedirect: true, redirectTo: "http://localhost:3000/linked" },
+    });
+    assert.equal(link.error, null);
+
+    // The attacker sends the link URL to the victim; the victim's browser opens it (the
+    // ticket binds the state to the victim's browser) and the victim signs in at Google.
+    clearCookies(env.srv);
+    const victimGoogle = defaultUser();
+    env.fakes.google.user = victimGoogle;
+    const atGoogle = await followLink(env.srv, link.data.url!);
+    const landed = await land(env.srv, await env.fakes.google.approve(atGoogle));
+    assert.equal(landed.query.get("error"), null, landed.query.get("error_description") ?? "");
+    assert.equal(landed.hash.get("access_token"), null, "no session in the victim's browser");
+    const code = landed.query.get("code");
+    assert.ok(code, landed.location.href);
+
+    // Nothing is linked yet: the attacker's account still has GitHub only.
+    const token = (await attacker.getSession()).data.session!.access_token;
+    const ids = async () =>
+      ((await getUser(env.srv, token)).body.identities as { provider: string }[])
+        .map((i) => i.provider).sort();
+    assert.deepEqual(await ids(), ["github"]);
+
+    // The code is in the victim's browser, whose client has no matching verifier: the
+    // exchange fails, and still nothing is linked.
+    const victimApp = authJsClient(env.srv.url, "pkce");
+    const tried = await victimApp.exchangeCodeForSession(code);
+    assert.ok(tried.error, "the victim's browser exchanged the attacker's code");
+    const guessed = await postJson(env.srv, "/token?grant_type=pkce", {
+      auth_code: code,
+      code_verifier: "v".repeat(43),
+    });
+    assert.ok(guessed.status === 400 || guessed.status === 404, JSON.stringify(guessed.body));
+    assert.deepEqual(await ids(), ["github"]);
+
+    // The victim's Google account belongs to nobody: signing in with it makes a new
+    // account of the victim's own, not the attacker's.
+    clearCookies(env.srv);
+    env.fakes.google.user = victimGoogle;
+    const own = await signIn(env.srv, env.fakes.google);
+    const victimToken = own.hash.get("access_token");
+    assert.ok(victimToken, own.location.href);
+    const victim = await getUser(env.srv, victimToken);
+    assert.notEqual(victim.body.id, attackerId);
+    assert.deepEqual(
+      (victim.body.identities as { provider: string }[]).map((i) => i.provider),
+      ["google"],
+    );
+  } finally {
+    await env.close();
+  }
+});
+
+Deno.test("identity link in the PKCE flow: linked at the code exchange, in the browser that started it", async () => {
+  const env = await serverWithFakes(["github", "google"]);
+  try {
+    env.fakes.github.user = defaultUser();
+    const first = await signIn(env.srv, env.fakes.github);
+    const owner = authJsClient(env.srv.url, "pkce");
+    await owner.setSession({
+      access_token: first.hash.get("access_token")!,
+      refresh_token: first.hash.get("refresh_token")!,
+    });
+    const ownerId = (await owner.getUser()).data.user!.id;
+    const link = await owner.linkIdentity({
+      provider: "google",
+      options: { skipBrowserRedirect: true, redirectTo: "http://localhost:3000/linked" },
+    });
+    assert.equal(link.error, null);
+    env.fakes.google.user = defaultUser();
+    const landed = await land(
+      env.srv,
+      await env.fakes.google.approve(await followLink(env.srv, link.data.url!)),
+    );
+    const code = landed.query.get("code");
+    assert.ok(code, landed.location.href);
+    const { data, error } = await owner.exchangeCodeForSession(code);
+    assert.equal(error, null);
+    assert.equal(data.user?.id, ownerId);
+    assert.deepEqual(data.user?.identities?.map((i) => i.provider).sort(), ["github", "google"]);
+    assert.deepEqual((data.user?.app_metadata.providers as string[]).sort(), ["github", "google"]);
+
+    // A provider account someone else linked between the callback and the exchange: the
+    // exchange says so (422 identity_already_exists) and links nothing.
+    const again = await owner.linkIdentity({
+      provider: "google",
+      options: { skipBrowserRedirect: true, redirectTo: "http://localhost:3000/linked" },
+    });
+    const other = defaultUser();
+    env.fakes.google.user = other;
+    const second = await land(
+      env.srv,
+      await env.fakes.google.approve(await followLink(env.srv, again.data.url!)),
+    );
+    const code2 = second.query.get("code")!;
+    assert.ok(code2, second.location.href);
+    clearCookies(env.srv);
+    env.fakes.google.user = other;
+    const taken = await signIn(env.srv, env.fakes.google);
+    assert.ok(taken.hash.get("access_token"), "someone signs up with that Google account");
+    const late = await owner.exchangeCodeForSession(code2);
+    assert.equal(late.error?.code, "identity_already_exists");
+    const me = await owner.getUser();
+    assert.equal(me.data.user?.identities?.length, 2);
+  } finally {
+    await env.close();
+  }
+});
+
+Deno.test("SECURITY_LINK_IDENTITY_REQUIRE_PKCE: an implicit-flow link is refused, a PKCE one works", async () => {
+  const env = await serverWithFakes(["github", "google"], {
+    AUTHSVC_SECURITY_LINK_IDENTITY_REQUIRE_PKCE: "true",
+  });
+  try {
+    env.fakes.github.user = defaultUser();
+    const first = await signIn(env.srv, env.fakes.github);
+    const tokens = {
+      access_token: first.hash.get("access_token")!,
+      refresh_token: first.hash.get("refresh_token")!,
+    };
+    const implicit = authJsClient(env.srv.url, "implicit");
+    await implicit.setSession(tokens);
+    const refused = await implicit.linkIdentity({
+      provider: "google",
+      options: { skipBrowserRedirect: true },
+    });
+    assert.equal(refused.error?.status, 400);
+    assert.match(refused.error?.message ?? "", /PKCE/);
+
+    const pkce = authJsClient(env.srv.url, "pkce");
+    await pkce.setSession(tokens);
+    const link = await pkce.linkIdentity({
+      provider: "google",
+      options: { skipBrowserRedirect: true, redirectTo: "http://localhost:3000/linked" },
+    });
+    assert.equal(link.error, null);
+    env.fakes.google.user = defaultUser();
+    const landed = await land(
+      env.srv,
+      await env.fakes.google.approve(await followLink(env.srv, link.data.url!)),
+    );
+    const { data, error } = await pkce.exchangeCodeForSession(landed.query.get("code")!);
+    assert.equal(error, null);
+    assert.deepEqual(data.user?.identities?.map((i) => i.provider).sort(), ["github", "google"]);
   } finally {
     await env.close();
   }
