@@ -132,6 +132,17 @@ function statuses(s: Iterable<number> | undefined): string {
   return list.length ? list.join(", ") : "—";
 }
 
+/** The upstream auth-js counts block, markers included, as docs/upstream.md has it. */
+function upstreamCounts(): string {
+  const text = Deno.readTextFileSync(new URL("docs/upstream.md", ROOT));
+  const start = "<!-- upstream auth-js counts: upstream_test.ts checks this list -->";
+  const end = "<!-- end of counts -->";
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  assert.ok(a >= 0 && b > a, "docs/upstream.md has no counts block");
+  return text.slice(a, b + end.length);
+}
+
 async function render(): Promise<string> {
   const cases = await collectCases();
   const gotrue = JSON.parse(
@@ -242,6 +253,16 @@ ${fileRows.join("\n")}
 | upstream file | cases | why |
 |---|---|---|
 ${notPortedRows.join("\n")}
+
+## The upstream auth-js tests
+
+The official client's own integration tests (\`@supabase/auth-js\`, vendored in
+\`tests/upstream/auth-js/\`) also run against this server in \`deno task test\`, with the GoTrue
+instances they expect recreated as our server; every test passes or is listed with its reason in
+\`tests/upstream/auth-js/EXPECTED.md\` ([upstream.md](upstream.md)). The counts of the last full
+run (\`tests/upstream/auth-js/upstream_test.ts\` checks them):
+
+${upstreamCounts()}
 
 ## Deliberate differences
 
