@@ -1,6 +1,6 @@
 /**
  * Builds the hono app from Config and the services: request id, client IP,
- * body-size limit, CORS, routing (api/routes.ts), and the one error handler
+ * body-size limit, CORS, the route table (api/routes.ts), and the one error handler
  * that turns AuthError (and anything unexpected) into the contract's error body,
  * with the status api/errors.ts gives its code.
  */
@@ -16,10 +16,9 @@ import type { AppEnv } from "./api/context.ts";
 import { ApiError, AuthError, errorResponse, statusOf } from "./api/errors.ts";
 import { apiCors } from "./api/cors.ts";
 import { wellFormedQuery } from "./api/input.ts";
-import { ROUTE_GROUPS } from "./api/routes.ts";
+import { registerRoutes } from "./api/routes.ts";
 import { Observability } from "./observe/observability.ts";
 import { requestObserver } from "./observe/request.ts";
-import { abuseProtection } from "./security/middleware.ts";
 import { ConsoleFigures } from "./console/figures.ts";
 import { consoleRoutes } from "./console/routes.ts";
 
@@ -96,7 +95,6 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   });
   app.use("*", wellFormedQuery());
 
-  app.use("*", abuseProtection(services));
   if (config.console.enabled) {
     const figures = new ConsoleFigures(services.events, services.clock);
     app.use("*", async (c, next) => {
@@ -105,7 +103,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     });
     await consoleRoutes(app, services, figures);
   }
-  for (const group of ROUTE_GROUPS) group(app, services);
+  registerRoutes(app);
 
   app.notFound((c) => {
     return errorResponse(

@@ -1,7 +1,7 @@
 /**
  * Everything a request handler may use, built once from Config. Handlers get
- * it from the hono context (`c.get("services")`) or as the second argument of
- * their route registration function. Nothing here reads globals: Config and
+ * it as their second argument (api/routes.ts), middleware from the hono
+ * context (`c.get("services")`). Nothing here reads globals: Config and
  * the clock are passed in, so a test can build a server with any settings and
  * any time.
  */
@@ -24,6 +24,9 @@ import { DevInbox } from "./console/inbox.ts";
 import { SmsService } from "./auth/phone.ts";
 import { configuredSmsProvider } from "./sms/mod.ts";
 import { Hooks, installHooks } from "./auth/hooks_install.ts";
+import { RateLimiter } from "./security/rate_limit.ts";
+import { ProviderRegistry } from "./providers/registry.ts";
+import { OAuthStates } from "./auth/oauth_state.ts";
 
 /** The services of one server. */
 export interface Services {
@@ -53,6 +56,12 @@ export interface Services {
   hooks: Hooks;
   /** Deletes dead rows in the background; createApp starts it (auth/cleanup.ts). */
   cleanup: Cleanup;
+  /** The per-client request limits (security/rate_limit.ts), counted by the `limit` middleware. */
+  limiter: RateLimiter;
+  /** The enabled external providers (providers/registry.ts). */
+  providers: ProviderRegistry;
+  /** Sealed, single-use OAuth states of /authorize and /callback (auth/oauth_state.ts). */
+  oauthStates: OAuthStates;
   /** Run at shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }
@@ -103,6 +112,9 @@ export async function buildServices(
     ),
     hooks: new Hooks(config, db, log),
     cleanup: new Cleanup(db, config, clock, log),
+    limiter: new RateLimiter(config, db, clock),
+    providers: new ProviderRegistry(config, log),
+    oauthStates: new OAuthStates(db, config.jwt.secret, clock),
     onClose: [],
   };
   installHooks(s);

@@ -4,7 +4,6 @@
  * `POST /admin/users/<id>` (creates the user with that id, or updates it when
  * it exists). Every call needs a role claim listed in JWT_ADMIN_ROLES.
  */
-import type { Hono } from "../../deps.ts";
 import { checkPassword } from "../auth/pwned.ts";
 import type { LocalProvider, UserRow } from "../auth/users.ts";
 import { isUniqueViolation, userToJson } from "../auth/users.ts";
@@ -12,7 +11,7 @@ import { UserPages } from "../auth/user_pages.ts";
 import { confirmDepsOf, planConfirmation } from "../auth/confirm.ts";
 import { softDeleteUser, updateUserAsAdmin } from "../auth/admin_users.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, clientIp, type Ctx, requireAdmin } from "./context.ts";
+import { claimsOf, clientIp, type Ctx } from "./context.ts";
 import {
   ApiError,
   AuthError,
@@ -255,59 +254,63 @@ async function deleteUser(c: Ctx, s: Services, id: string, actor: string) {
   return c.json({});
 }
 
-/** The admin users endpoints. */
-export function adminRoutes(app: Hono<AppEnv>, s: Services): void {
-  const actorOf = (claims: { sub?: unknown }) => typeof claims.sub === "string" ? claims.sub : "";
+/** The admin who made a request, for the audit log. */
+function actorOf(claims: { sub?: unknown }): string {
+  return typeof claims.sub === "string" ? claims.sub : "";
+}
 
-  app.get("/admin/users", async (c) => {
-    await requireAdmin(c);
-    return await listUsers(c, s);
-  });
+/** GET /admin/users. */
+export async function adminListUsers(c: Ctx, s: Services): Promise<Response> {
+  return await listUsers(c, s);
+}
 
-  app.post("/admin/users", async (c) => {
-    const claims = await requireAdmin(c);
-    const p = parseAdminUser(await readBody(c), s.config, s.clock.now());
-    if (p.id && await s.users.findById(p.id)) throw conflict(new Error("id"));
-    return await createUser(c, s, p, actorOf(claims));
-  });
+/** POST /admin/users. */
+export async function adminCreateUser(c: Ctx, s: Services): Promise<Response> {
+  const claims = claimsOf(c);
+  const p = parseAdminUser(await readBody(c), s.config, s.clock.now());
+  if (p.id && await s.users.findById(p.id)) throw conflict(new Error("id"));
+  return await createUser(c, s, p, actorOf(claims));
+}
 
-  app.get("/admin/users/:user_id", async (c) => {
-    await requireAdmin(c);
-    const user = await s.users.findById(uuidParam(c, "user_id"));
-    if (!user) throw notFound();
-    return c.json(await userResponse(s, user));
-  });
+/** GET /admin/users/:user_id. */
+export async function adminGetUser(c: Ctx, s: Services): Promise<Response> {
+  const user = await s.users.findById(uuidParam(c, "user_id"));
+  if (!user) throw notFound();
+  return c.json(await userResponse(s, user));
+}
 
-  app.put("/admin/users/:user_id", async (c) => {
-    const claims = await requireAdmin(c);
-    const id = uuidParam(c, "user_id");
-    const p = parseAdminUser(await readBody(c), s.config, s.clock.now());
-    const user = await s.users.findById(id);
-    if (!user) throw notFound();
-    return await updateUser(c, s, user, p, actorOf(claims));
-  });
+/** PUT /admin/users/:user_id. */
+export async function adminUpdateUser(c: Ctx, s: Services): Promise<Response> {
+  const claims = claimsOf(c);
+  const id = uuidParam(c, "user_id");
+  const p = parseAdminUser(await readBody(c), s.config, s.clock.now());
+  const user = await s.users.findById(id);
+  if (!user) throw notFound();
+  return await updateUser(c, s, user, p, actorOf(claims));
+}
 
-  // Spec 4: POST creates the user with that id; when it exists, it is updated.
-  app.post("/admin/users/:user_id", async (c) => {
-    const claims = await requireAdmin(c);
-    const id = uuidParam(c, "user_id");
-    const p = parseAdminUser(await readBody(c), s.config, s.clock.now());
-    if (p.id && p.id !== id) throw badRequest("id in the body must match user_id of the path");
-    const user = await s.users.findById(id);
-    if (user) return await updateUser(c, s, user, p, actorOf(claims));
-    try {
-      return await createUser(c, s, { ...p, id }, actorOf(claims));
-    } catch (e) {
-      // A concurrent request with the same id created it first: answer as the request that
-      // comes second does, by updating it.
-      const now = e instanceof AuthError && statusOf(e) === 422 ? await s.users.findById(id) : null;
-      if (now) return await updateUser(c, s, now, p, actorOf(claims));
-      throw e;
-    }
-  });
+// Spec 4: POST creates the user with that id; when it exists, it is updated.
+/** POST /admin/users/:user_id: creates the user with that id, or updates it when it exists. */
+export async function adminUpsertUser(c: Ctx, s: Services): Promise<Response> {
+  const claims = claimsOf(c);
+  const id = uuidParam(c, "user_id");
+  const p = parseAdminUser(await readBody(c), s.config, s.clock.now());
+  if (p.id && p.id !== id) throw badRequest("id in the body must match user_id of the path");
+  const user = await s.users.findById(id);
+  if (user) return await updateUser(c, s, user, p, actorOf(claims));
+  try {
+    return await createUser(c, s, { ...p, id }, actorOf(claims));
+  } catch (e) {
+    // A concurrent request with the same id created it first: answer as the request that
+    // comes second does, by updating it.
+    const now = e instanceof AuthError && statusOf(e) === 422 ? await s.users.findById(id) : null;
+    if (now) return await updateUser(c, s, now, p, actorOf(claims));
+    throw e;
+  }
+}
 
-  app.delete("/admin/users/:user_id", async (c) => {
-    const claims = await requireAdmin(c);
-    return await deleteUser(c, s, uuidParam(c, "user_id"), actorOf(claims));
-  });
+/** DELETE /admin/users/:user_id. */
+export async function adminDeleteUser(c: Ctx, s: Services): Promise<Response> {
+  const claims = claimsOf(c);
+  return await deleteUser(c, s, uuidParam(c, "user_id"), actorOf(claims));
 }

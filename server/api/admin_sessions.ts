@@ -6,48 +6,47 @@
  * already issued answer session_not_found on protected calls). Admin only,
  * audited as `logout` with the operator as actor.
  */
-import type { Hono } from "../../deps.ts";
+import type { UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, clientIp, requireAdmin } from "./context.ts";
+import { claimsOf, clientIp, type Ctx } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { uuidParam } from "./input.ts";
 
-export function adminSessionRoutes(app: Hono<AppEnv>, s: Services): void {
-  const userOf = async (id: string) => {
-    const user = await s.users.findById(id);
-    if (!user) throw new ApiError(404, "user_not_found", "User not found");
-    return user;
-  };
+async function userOf(s: Services, id: string): Promise<UserRow> {
+  const user = await s.users.findById(id);
+  if (!user) throw new ApiError(404, "user_not_found", "User not found");
+  return user;
+}
 
-  app.get("/admin/users/:user_id/sessions", async (c) => {
-    await requireAdmin(c);
-    const user = await userOf(uuidParam(c, "user_id"));
-    const sessions = await s.sessions.listOf(user.id);
-    return c.json({
-      sessions: sessions.map((x) => ({
-        id: x.id,
-        created_at: x.created_at,
-        updated_at: x.updated_at,
-        refreshed_at: x.refreshed_at,
-        not_after: x.not_after,
-        aal: x.aal,
-        user_agent: x.user_agent,
-        ip: x.ip,
-      })),
-    });
+/** GET /admin/users/:user_id/sessions. */
+export async function adminListSessions(c: Ctx, s: Services): Promise<Response> {
+  const user = await userOf(s, uuidParam(c, "user_id"));
+  const sessions = await s.sessions.listOf(user.id);
+  return c.json({
+    sessions: sessions.map((x) => ({
+      id: x.id,
+      created_at: x.created_at,
+      updated_at: x.updated_at,
+      refreshed_at: x.refreshed_at,
+      not_after: x.not_after,
+      aal: x.aal,
+      user_agent: x.user_agent,
+      ip: x.ip,
+    })),
   });
+}
 
-  app.delete("/admin/users/:user_id/sessions", async (c) => {
-    const claims = await requireAdmin(c);
-    const user = await userOf(uuidParam(c, "user_id"));
-    await s.sessions.endAll(user.id);
-    await s.audit.record({
-      action: "logout",
-      actorId: typeof claims.sub === "string" ? claims.sub : "",
-      logType: "account",
-      traits: { user_id: user.id, user_email: user.email ?? "", scope: "global" },
-      ip: clientIp(c),
-    });
-    return c.json({});
+/** DELETE /admin/users/:user_id/sessions: signs the user out everywhere. */
+export async function adminEndSessions(c: Ctx, s: Services): Promise<Response> {
+  const claims = claimsOf(c);
+  const user = await userOf(s, uuidParam(c, "user_id"));
+  await s.sessions.endAll(user.id);
+  await s.audit.record({
+    action: "logout",
+    actorId: typeof claims.sub === "string" ? claims.sub : "",
+    logType: "account",
+    traits: { user_id: user.id, user_email: user.email ?? "", scope: "global" },
+    ip: clientIp(c),
   });
+  return c.json({});
 }

@@ -17,7 +17,15 @@ const NIL_UUID = "00000000-0000-0000-0000-000000000000";
 /** Hono bindings and variables of this app. */
 export type AppEnv = {
   Bindings: { remoteAddr?: string };
-  Variables: { services: Services; requestId: string; clientIp: string };
+  Variables: {
+    services: Services;
+    requestId: string;
+    clientIp: string;
+    /** Set by the `user` middleware of a route (guards.ts). */
+    caller?: Caller;
+    /** Set by the `jwt`, `admin` and `serviceOrAdmin` middleware of a route (guards.ts). */
+    claims?: AccessClaims;
+  };
 };
 
 /** The context type handlers receive. */
@@ -113,6 +121,20 @@ export async function requireAdmin(c: Ctx): Promise<AccessClaims> {
   if (!s.config.jwt.adminRoles.includes(role)) {
     throw new ApiError(403, "not_admin", "User not allowed");
   }
+  return claims;
+}
+
+/** The caller the route's `user` middleware loaded (routes.ts). */
+export function callerOf(c: Ctx): Caller {
+  const caller = c.get("caller");
+  if (!caller) throw new Error(`${c.req.method} ${c.req.path}: the route has no user middleware`);
+  return caller;
+}
+
+/** The verified claims the route's `jwt`, `admin` or `serviceOrAdmin` middleware read. */
+export function claimsOf(c: Ctx): AccessClaims {
+  const claims = c.get("claims");
+  if (!claims) throw new Error(`${c.req.method} ${c.req.path}: the route has no token middleware`);
   return claims;
 }
 

@@ -1,30 +1,28 @@
 /**
- * The e-mail side of endpoints other groups own, plugged in through their
- * hooks:
+ * The e-mail side of POST /signup and PUT /user, which list these in
+ * signup.ts (`SIGNUP_CONFIRMATIONS`) and user.ts (`USER_UPDATE_STEPS`):
  * - POST /signup (autoconfirm off): the confirmation mail, with PKCE when the
  *   body has `code_challenge`; a repeated sign-up of an unconfirmed address
  *   sends it again within the limits (a confirmed one gets nothing).
- * - POST /token?grant_type=pkce {auth_code, code_verifier}: the PKCE exchange.
  * - PUT /user `email`: the e-mail change (a mail to the new address, and to
  *   the current one too when MAILER_SECURE_EMAIL_CHANGE_ENABLED; at once only
  *   for an anonymous user with MAILER_AUTOCONFIRM); `password` with
  *   SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION needs `nonce` from
  *   GET /reauthenticate; the password-changed notification mail.
  */
-import type { Hono } from "../../deps.ts";
-import { exchangeAuthCode, readPkceParams, withFlowState } from "../auth/pkce.ts";
+import { readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { emailChangeLimitKey, sendActionMail, sendEmailChangeMails } from "../mail/flows.ts";
-import type { Services } from "../services.ts";
-import { type AppEnv, clientIp } from "./context.ts";
+import type { UserRow } from "../auth/users.ts";
+import { clientIp } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { checkEmail, optString, redirectToParam } from "./input.ts";
 import { requireEmailEnabled } from "./magiclink.ts";
-import { onSignup } from "./signup.ts";
-import { onGrant } from "./token.ts";
-import { checkCurrentPassword, onUserUpdate, type UserUpdate } from "./user.ts";
+import type { SignupEvent } from "./signup.ts";
+import { checkCurrentPassword, type UserUpdate } from "./user.ts";
 
-async function nonceStep(u: UserUpdate): Promise<void> {
+/** PUT /user `password` with SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION: `nonce` is needed. */
+export async function nonceStep(u: UserUpdate): Promise<void> {
   const { s, user } = u;
   if (u.password === undefined || !s.config.security.updatePasswordRequireReauthentication) return;
   const nonce = optString(u.body, "nonce", 64);
@@ -54,14 +52,16 @@ async function nonceStep(u: UserUpdate): Promise<void> {
   });
 }
 
-function passwordNoticeStep(u: UserUpdate): Promise<void> {
+/** PUT /user: the password-changed notification mail, once the password changed. */
+export function passwordNoticeStep(u: UserUpdate): Promise<void> {
   u.after.push(async (written) => {
     if (u.passwordChanged) await u.s.mailer.notify("password_changed", written);
   });
   return Promise.resolve();
 }
 
-async function emailChangeStep(u: UserUpdate): Promise<void> {
+/** PUT /user `email`: the e-mail change. */
+export async function emailChangeStep(u: UserUpdate): Promise<void> {
   const { s, user, c } = u;
   const raw = optString(u.body, "email", 320);
   if (!raw) return;
@@ -131,64 +131,43 @@ async function emailChangeStep(u: UserUpdate): Promise<void> {
   });
 }
 
-/** Registers the e-mail hooks of /signup, /token and PUT /user. */
-export function emailHooks(_app: Hono<AppEnv>, s: Services): void {
-  onSignup(s, "email", async ({ c, s, user, body, redirectTo, duplicate, signup }) => {
-    // A repeated sign-up answers like a fresh one, in about the same time.
-    const started = s.mailer.timing.now();
-    if (duplicate && user.email_confirmed_at) {
-      await s.mailer.timing.pad("confirmation", started);
-      return;
-    }
-    const pkce = readPkceParams(body);
-    const sent = await withFlowState(
-      s.db,
-      pkce && { ...pkce, userId: user.id, authenticationMethod: "email/signup" },
-      (flowStateId) =>
-        sendActionMail(s, user, "confirmation", {
-          redirectTo: verifyRedirectTo(s.config, redirectTo),
-          flowStateId,
-          signup,
-          // A repeated sign-up's mail does not replace the pending ones: the owner's own
-          // mail keeps working whatever a squatter requests meanwhile (auth/confirm.ts).
-          alongside: duplicate,
-        }),
-    ).catch(async (e) => {
-      if (duplicate) await s.mailer.timing.pad("confirmation", started);
-      throw e;
-    });
-    await s.audit.record({
-      action: "user_confirmation_requested",
-      actorId: user.id,
-      actorUsername: user.email ?? "",
-      logType: "user",
-      traits: { channel: "email" },
-      ip: clientIp(c),
-    });
-    return sent;
+/**
+ * POST /signup by e-mail with autoconfirm off: the confirmation mail, with
+ * PKCE when the body has `code_challenge`.
+ */
+export async function emailSignupConfirmation(
+  { c, s, user, body, redirectTo, duplicate, signup }: SignupEvent,
+): Promise<UserRow | void> {
+  // A repeated sign-up answers like a fresh one, in about the same time.
+  const started = s.mailer.timing.now();
+  if (duplicate && user.email_confirmed_at) {
+    await s.mailer.timing.pad("confirmation", started);
+    return;
+  }
+  const pkce = readPkceParams(body);
+  const sent = await withFlowState(
+    s.db,
+    pkce && { ...pkce, userId: user.id, authenticationMethod: "email/signup" },
+    (flowStateId) =>
+      sendActionMail(s, user, "confirmation", {
+        redirectTo: verifyRedirectTo(s.config, redirectTo),
+        flowStateId,
+        signup,
+        // A repeated sign-up's mail does not replace the pending ones: the owner's own
+        // mail keeps working whatever a squatter requests meanwhile (auth/confirm.ts).
+        alongside: duplicate,
+      }),
+  ).catch(async (e) => {
+    if (duplicate) await s.mailer.timing.pad("confirmation", started);
+    throw e;
   });
-
-  onGrant(s, "pkce", async (c, body, s) => {
-    const set = await exchangeAuthCode(
-      s,
-      optString(body, "auth_code", 256) ?? "",
-      optString(body, "code_verifier", 256) ?? "",
-      clientIp(c),
-    );
-    const user = set.user as { id?: string; email?: string };
-    await s.audit.record({
-      action: "login",
-      actorId: user.id,
-      actorUsername: user.email ?? "",
-      logType: "account",
-      traits: { grant_type: "pkce" },
-      ip: clientIp(c),
-    });
-    s.events.emit("signin", { method: "pkce" });
-    return c.json(set);
+  await s.audit.record({
+    action: "user_confirmation_requested",
+    actorId: user.id,
+    actorUsername: user.email ?? "",
+    logType: "user",
+    traits: { channel: "email" },
+    ip: clientIp(c),
   });
-
-  onUserUpdate(s, nonceStep);
-  onUserUpdate(s, emailChangeStep);
-  onUserUpdate(s, passwordNoticeStep);
+  return sent;
 }

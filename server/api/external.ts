@@ -25,9 +25,8 @@
  * - DELETE /user/identities/<identity_id> unlinks one (never the last).
  */
 import { ConnectionError, generatePkce, OAuthError } from "../../mod.ts";
-import type { Hono } from "../../deps.ts";
 import { randomToken } from "../auth/crypto.ts";
-import { OAuthStates, type OpenedState, StateError } from "../auth/oauth_state.ts";
+import { type OpenedState, StateError } from "../auth/oauth_state.ts";
 import { createFlowState, issueAuthCode, readPkceParams } from "../auth/pkce.ts";
 import { isRedirectAllowed, verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
@@ -36,11 +35,10 @@ import { checkLinkable, linkIdentity, unlinkIdentity } from "../providers/identi
 import { ProviderRegistry } from "../providers/registry.ts";
 import { ProviderError } from "../providers/types.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, clientIp, type Ctx, requireUser } from "./context.ts";
+import { callerOf, clientIp, type Ctx } from "./context.ts";
 import { ApiError, AuthError, badRequest, statusOf } from "./errors.ts";
 import { isUuid, redirectToParam } from "./input.ts";
 import { bindingSetCookie, carriesBinding, isSecure, stateBinding } from "./oauth_binding.ts";
-import { AAL2_IDENTITY_MESSAGE, requireAal2IfMfa } from "./aal.ts";
 
 /** Errors whose redirect says `error=access_denied` (the user may not sign in), as GoTrue does. */
 const DENIED = new Set(["signup_disabled", "user_banned", "provider_email_needs_verification"]);
@@ -60,317 +58,306 @@ class CallbackError extends Error {
 /** The longest provider URL /authorize answers (browsers and proxies refuse longer ones). */
 const MAX_PROVIDER_URL = 8000;
 
-/** The external-provider routes. */
-export function externalRoutes(app: Hono<AppEnv>, s: Services): void {
-  const registry = new ProviderRegistry(s.config, s.log);
-  const states = new OAuthStates(s.db, s.config.jwt.secret, s.clock);
-  const secure = isSecure(s.config.api.externalUrl);
+/**
+ * Where the user goes afterwards: `redirect_to` when permitted, else the
+ * page the browser came from (Referer) when permitted, else SITE_URL, as
+ * GoTrue does: a sign-in started without `redirectTo` returns to the app.
+ */
+function redirectTarget(c: Ctx, s: Services): string {
+  const asked = redirectToParam(c);
+  if (asked && isRedirectAllowed(s.config, asked)) return asked;
+  return verifyRedirectTo(s.config, c.req.header("referer"));
+}
 
-  /**
-   * Where the user goes afterwards: `redirect_to` when permitted, else the
-   * page the browser came from (Referer) when permitted, else SITE_URL, as
-   * GoTrue does: a sign-in started without `redirectTo` returns to the app.
-   */
-  function redirectTarget(c: Ctx): string {
-    const asked = redirectToParam(c);
-    if (asked && isRedirectAllowed(s.config, asked)) return asked;
-    return verifyRedirectTo(s.config, c.req.header("referer"));
+/** The provider URL for a sign-in (or a link, with `linkUserId`), and the state in it. */
+async function providerUrl(
+  c: Ctx,
+  s: Services,
+  linkUserId?: string,
+): Promise<{ url: string; state: string }> {
+  const name = c.req.query("provider") ?? "";
+  if (!ProviderRegistry.known(name)) {
+    throw badRequest(`Unsupported provider: Provider "${name.slice(0, 40)}" could not be found`);
   }
-
-  /** The provider URL for a sign-in (or a link, with `linkUserId`), and the state in it. */
-  async function providerUrl(
-    c: Ctx,
-    linkUserId?: string,
-  ): Promise<{ url: string; state: string }> {
-    const name = c.req.query("provider") ?? "";
-    if (!ProviderRegistry.known(name)) {
-      throw badRequest(`Unsupported provider: Provider "${name.slice(0, 40)}" could not be found`);
-    }
-    const provider = registry.get(name);
-    if (!provider) {
-      throw new ApiError(400, "provider_disabled", "Unsupported provider: provider is not enabled");
-    }
-    const query = Object.fromEntries(new URL(c.req.url).searchParams);
-    const pkce = readPkceParams(query);
-    const scopes = c.req.query("scopes") ?? "";
-    if (scopes.length > 2048) throw badRequest("scopes is too long");
-    const ours = provider.spec.pkce ? await generatePkce() : undefined;
-    const nonce = randomToken(16);
-    const state = await states.seal({
-      provider: provider.spec.name,
-      redirectTo: redirectTarget(c),
-      nonce,
-      providerVerifier: ours?.codeVerifier,
-      codeChallenge: pkce?.codeChallenge,
-      codeChallengeMethod: pkce?.codeChallengeMethod,
-      linkUserId,
-    });
-    s.log.info("redirecting to external provider", { provider: provider.spec.name });
-    const url = await provider.authorizeUrl({
-      state,
-      nonce,
-      scopes,
-      codeChallenge: ours?.codeChallenge,
-      extra: new URL(c.req.url).searchParams,
-    });
-    // Query parameters are passed on to the provider and redirect_to travels in
-    // the state: a huge query would make a Location header clients refuse.
-    if (url.length > MAX_PROVIDER_URL) {
-      throw badRequest(
-        `The provider URL would be ${url.length} characters long (at most ${MAX_PROVIDER_URL}): shorten the query parameters or redirect_to`,
-      );
-    }
-    return { url, state };
+  const provider = s.providers.get(name);
+  if (!provider) {
+    throw new ApiError(400, "provider_disabled", "Unsupported provider: provider is not enabled");
   }
-
-  /** Redirects to the provider (or answers `{url}`), binding the state to this browser. */
-  async function answer(
-    c: Ctx,
-    to: { url: string; state: string },
-    alwaysRedirect = false,
-  ): Promise<Response> {
-    const binding = await stateBinding(to.state, secure);
-    c.header("set-cookie", bindingSetCookie(binding, secure), { append: true });
-    c.header("cache-control", "no-store");
-    if (!alwaysRedirect && c.req.query("skip_http_redirect") === "true") {
-      return c.json({ url: to.url });
-    }
-    return c.redirect(to.url, 302);
-  }
-
-  app.get("/authorize", async (c) => await answer(c, await providerUrl(c)));
-
-  /** GoTrue's requireManualLinkingEnabled, after the authentication, before anything else. */
-  const requireManualLinking = () => {
-    if (!s.config.security.manualLinkingEnabled) {
-      throw new ApiError(404, "manual_linking_disabled", "Manual linking is disabled");
-    }
-  };
-
-  app.get("/user/identities/authorize", async (c) => {
-    const caller = await requireUser(c);
-    requireManualLinking();
-    await requireAal2IfMfa(s, caller, AAL2_IDENTITY_MESSAGE);
-    if (s.config.security.linkIdentityRequirePkce && !c.req.query("code_challenge")) {
-      // The implicit flow links at the callback, in whichever browser finishes it; only the
-      // PKCE flow ties the link to the browser that started it (docs/security.md).
-      throw badRequest(
-        "Linking an identity requires the PKCE flow (code_challenge and code_challenge_method): use flowType 'pkce'",
-      );
-    }
-    const to = await providerUrl(c, caller.user.id);
-    if (c.req.query("skip_http_redirect") !== "true") return await answer(c, to);
-    // auth-js asks with a (cross-origin) fetch, whose cookies browsers drop: the URL it
-    // navigates to is a single-use ticket here, which binds the state to that browser.
-    const ticket = await states.sealTicket(to.url);
-    c.header("cache-control", "no-store");
-    return c.json({
-      url: `${s.config.api.externalUrl}/user/identities/authorize/continue?ticket=${ticket}`,
-    });
+  const query = Object.fromEntries(new URL(c.req.url).searchParams);
+  const pkce = readPkceParams(query);
+  const scopes = c.req.query("scopes") ?? "";
+  if (scopes.length > 2048) throw badRequest("scopes is too long");
+  const ours = provider.spec.pkce ? await generatePkce() : undefined;
+  const nonce = randomToken(16);
+  const state = await s.oauthStates.seal({
+    provider: provider.spec.name,
+    redirectTo: redirectTarget(c, s),
+    nonce,
+    providerVerifier: ours?.codeVerifier,
+    codeChallenge: pkce?.codeChallenge,
+    codeChallengeMethod: pkce?.codeChallengeMethod,
+    linkUserId,
   });
+  s.log.info("redirecting to external provider", { provider: provider.spec.name });
+  const url = await provider.authorizeUrl({
+    state,
+    nonce,
+    scopes,
+    codeChallenge: ours?.codeChallenge,
+    extra: new URL(c.req.url).searchParams,
+  });
+  // Query parameters are passed on to the provider and redirect_to travels in
+  // the state: a huge query would make a Location header clients refuse.
+  if (url.length > MAX_PROVIDER_URL) {
+    throw badRequest(
+      `The provider URL would be ${url.length} characters long (at most ${MAX_PROVIDER_URL}): shorten the query parameters or redirect_to`,
+    );
+  }
+  return { url, state };
+}
 
-  app.get("/user/identities/authorize/continue", async (c) => {
-    let url: string;
+/** Redirects to the provider (or answers `{url}`), binding the state to this browser. */
+async function answer(
+  c: Ctx,
+  s: Services,
+  to: { url: string; state: string },
+  alwaysRedirect = false,
+): Promise<Response> {
+  const secure = isSecure(s.config.api.externalUrl);
+  const binding = await stateBinding(to.state, secure);
+  c.header("set-cookie", bindingSetCookie(binding, secure), { append: true });
+  c.header("cache-control", "no-store");
+  if (!alwaysRedirect && c.req.query("skip_http_redirect") === "true") {
+    return c.json({ url: to.url });
+  }
+  return c.redirect(to.url, 302);
+}
+
+/** GET /authorize: a sign-in with an external provider. */
+export async function authorize(c: Ctx, s: Services): Promise<Response> {
+  return await answer(c, s, await providerUrl(c, s));
+}
+
+/** GET /user/identities/authorize: links another provider to the caller. */
+export async function startLink(c: Ctx, s: Services): Promise<Response> {
+  const caller = callerOf(c);
+  if (s.config.security.linkIdentityRequirePkce && !c.req.query("code_challenge")) {
+    // The implicit flow links at the callback, in whichever browser finishes it; only the
+    // PKCE flow ties the link to the browser that started it (docs/security.md).
+    throw badRequest(
+      "Linking an identity requires the PKCE flow (code_challenge and code_challenge_method): use flowType 'pkce'",
+    );
+  }
+  const to = await providerUrl(c, s, caller.user.id);
+  if (c.req.query("skip_http_redirect") !== "true") return await answer(c, s, to);
+  // auth-js asks with a (cross-origin) fetch, whose cookies browsers drop: the URL it
+  // navigates to is a single-use ticket here, which binds the state to that browser.
+  const ticket = await s.oauthStates.sealTicket(to.url);
+  c.header("cache-control", "no-store");
+  return c.json({
+    url: `${s.config.api.externalUrl}/user/identities/authorize/continue?ticket=${ticket}`,
+  });
+}
+
+/** GET /user/identities/authorize/continue?ticket=: the browser that opens the ticket goes on to the provider. */
+export async function continueLink(c: Ctx, s: Services): Promise<Response> {
+  let url: string;
+  try {
+    url = await s.oauthStates.redeemTicket(c.req.query("ticket") ?? "");
+  } catch (e) {
+    if (!(e instanceof StateError)) throw e;
+    const why = e.problem === "replayed"
+      ? "Link ticket has already been used: start linking again"
+      : e.problem === "expired"
+      ? "Link ticket has expired: start linking again"
+      : "Link ticket is invalid";
+    const e2 = new CallbackError("invalid_request", "bad_oauth_state", why);
+    return errorRedirect(c, s, e2, s.config.siteUrl);
+  }
+  const state = new URL(url).searchParams.get("state") ?? "";
+  return await answer(c, s, { url, state }, true);
+}
+
+/** DELETE /user/identities/:identity_id. */
+export async function unlink(c: Ctx, s: Services): Promise<Response> {
+  const caller = callerOf(c);
+  const { user } = caller;
+  const id = c.req.param("identity_id");
+  if (!isUuid(id)) throw new ApiError(404, "validation_failed", "identity_id must be an UUID");
+  const { user: updated, identity } = await unlinkIdentity(
+    s,
+    user,
+    id.toLowerCase(),
+    clientIp(c),
+  );
+  // The mail goes to the address the user had when they unlinked.
+  await s.mailer.notify("identity_unlinked", { ...updated, email: user.email }, {
+    Provider: identity.provider,
+  });
+  return c.json({});
+}
+
+/** GET /callback, and POST /callback for providers that post back (apple's form_post). */
+export async function callback(c: Ctx, s: Services): Promise<Response> {
+  let params: URLSearchParams;
+  if (c.req.method === "POST") {
+    const text = await c.req.text().catch(() => "");
+    params = new URLSearchParams(text);
+  } else params = new URL(c.req.url).searchParams;
+  let target = s.config.siteUrl;
+  try {
+    const raw = params.get("state");
+    if (!raw) {
+      throw new CallbackError(
+        "invalid_request",
+        "bad_oauth_callback",
+        "OAuth state parameter missing",
+      );
+    }
+    const binding = await stateBinding(raw, isSecure(s.config.api.externalUrl));
+    const bound = carriesBinding(c.req.header("cookie"), binding);
+    if (!bound && c.req.method === "POST") {
+      // A provider's form_post is a cross-site POST, which SameSite=Lax cookies do not
+      // accompany: the browser comes back once more as a top-level GET, which they do.
+      return c.redirect(`?${params}`, 303);
+    }
+    let state: OpenedState;
     try {
-      url = await states.redeemTicket(c.req.query("ticket") ?? "");
+      state = await s.oauthStates.open(raw);
     } catch (e) {
       if (!(e instanceof StateError)) throw e;
-      const why = e.problem === "replayed"
-        ? "Link ticket has already been used: start linking again"
-        : e.problem === "expired"
-        ? "Link ticket has expired: start linking again"
-        : "Link ticket is invalid";
-      const e2 = new CallbackError("invalid_request", "bad_oauth_state", why);
-      return errorRedirect(c, s, e2, s.config.siteUrl);
+      throw new CallbackError(
+        "invalid_request",
+        "bad_oauth_state",
+        e.message,
+        e.data?.redirectTo,
+      );
     }
-    const state = new URL(url).searchParams.get("state") ?? "";
-    return await answer(c, { url, state }, true);
-  });
-
-  app.delete("/user/identities/:identity_id", async (c) => {
-    const caller = await requireUser(c);
-    requireManualLinking();
-    const { user } = caller;
-    await requireAal2IfMfa(s, caller, AAL2_IDENTITY_MESSAGE);
-    const id = c.req.param("identity_id");
-    if (!isUuid(id)) throw new ApiError(404, "validation_failed", "identity_id must be an UUID");
-    const { user: updated, identity } = await unlinkIdentity(
-      s,
-      user,
-      id.toLowerCase(),
-      clientIp(c),
-    );
-    // The mail goes to the address the user had when they unlinked.
-    await s.mailer.notify("identity_unlinked", { ...updated, email: user.email }, {
-      Provider: identity.provider,
-    });
-    return c.json({});
-  });
-
-  async function callback(c: Ctx): Promise<Response> {
-    let params: URLSearchParams;
-    if (c.req.method === "POST") {
-      const text = await c.req.text().catch(() => "");
-      params = new URLSearchParams(text);
-    } else params = new URL(c.req.url).searchParams;
-    let target = s.config.siteUrl;
+    target = state.redirectTo;
+    if (!bound) {
+      // Login CSRF (a sign-in someone else started, finished in this browser), or a link
+      // URL that leaked (from history, a screenshot, a log) finished by someone else.
+      throw new CallbackError(
+        "invalid_request",
+        "bad_oauth_state",
+        "OAuth state was not started in this browser: start again",
+      );
+    }
+    const providerError = params.get("error");
+    if (providerError) {
+      await s.oauthStates.consume(state).catch(() => {});
+      throw new CallbackError(
+        providerError.slice(0, 100),
+        "oauth_provider_error",
+        (params.get("error_description") ?? providerError).slice(0, 500),
+      );
+    }
     try {
-      const raw = params.get("state");
-      if (!raw) {
-        throw new CallbackError(
-          "invalid_request",
-          "bad_oauth_callback",
-          "OAuth state parameter missing",
-        );
-      }
-      const binding = await stateBinding(raw, secure);
-      const bound = carriesBinding(c.req.header("cookie"), binding);
-      if (!bound && c.req.method === "POST") {
-        // A provider's form_post is a cross-site POST, which SameSite=Lax cookies do not
-        // accompany: the browser comes back once more as a top-level GET, which they do.
-        return c.redirect(`?${params}`, 303);
-      }
-      let state: OpenedState;
-      try {
-        state = await states.open(raw);
-      } catch (e) {
-        if (!(e instanceof StateError)) throw e;
-        throw new CallbackError(
-          "invalid_request",
-          "bad_oauth_state",
-          e.message,
-          e.data?.redirectTo,
-        );
-      }
-      target = state.redirectTo;
-      if (!bound) {
-        // Login CSRF (a sign-in someone else started, finished in this browser), or a link
-        // URL that leaked (from history, a screenshot, a log) finished by someone else.
-        throw new CallbackError(
-          "invalid_request",
-          "bad_oauth_state",
-          "OAuth state was not started in this browser: start again",
-        );
-      }
-      const providerError = params.get("error");
-      if (providerError) {
-        await states.consume(state).catch(() => {});
-        throw new CallbackError(
-          providerError.slice(0, 100),
-          "oauth_provider_error",
-          (params.get("error_description") ?? providerError).slice(0, 500),
-        );
-      }
-      try {
-        await states.consume(state);
-      } catch (e) {
-        if (!(e instanceof StateError)) throw e;
-        throw new CallbackError("invalid_request", "bad_oauth_state", e.message);
-      }
-      const provider = registry.get(state.provider);
-      if (!provider) {
-        throw new CallbackError("invalid_request", "provider_disabled", "Provider is not enabled");
-      }
-      const code = params.get("code");
-      if (!code) {
-        throw new CallbackError(
-          "invalid_request",
-          "bad_oauth_callback",
-          "OAuth callback with missing authorization code",
-        );
-      }
-      let result;
-      try {
-        result = await provider.complete({
-          code,
-          codeVerifier: state.providerVerifier,
-          nonce: state.nonce,
-          callback: params,
-          now: s.clock.now(),
-        });
-      } catch (e) {
-        if (
-          !(e instanceof OAuthError || e instanceof ProviderError || e instanceof ConnectionError)
-        ) {
-          throw e;
-        }
-        s.log.warn("external provider refused or failed", {
-          provider: state.provider,
-          error: e.message.split("\n")[0].slice(0, 300),
-        });
-        const what = e instanceof OAuthError ? "Unable to exchange external code" : e.message;
-        throw new CallbackError("server_error", "oauth_provider_error", what.slice(0, 300));
-      }
-      const ip = clientIp(c);
-      const pkce = !!(state.codeChallenge && state.codeChallengeMethod);
-      let user: UserRow;
-      if (state.linkUserId && pkce) {
-        // PKCE: the link is made at the code exchange, for the holder of the code_verifier
-        // (the browser that started linking). Finished in anyone else's browser (a link
-        // URL sent to a victim), the code lands where no verifier is: nothing is linked.
-        user = await checkLinkable(s, state.linkUserId, provider.spec.name, result.user);
-      } else if (state.linkUserId) {
-        // Implicit flow (auth-js's default): linked here, as GoTrue does, without a session
-        // (below). See docs/security.md: the PKCE flow is the one to use for linking.
-        user = await linkIdentity(s, state.linkUserId, provider.spec.name, result.user, ip);
-        await s.mailer.notify("identity_linked", user, { Provider: provider.spec.name });
-      } else {
-        const outcome = await signInUser(s, provider.spec.name, result.user, {
-          emailOptional: provider.spec.emailOptional === true,
-          ip,
-          redirectTo: target,
-        });
-        user = outcome.user;
-        if (outcome.linkedByEmail) {
-          await s.mailer.notify("identity_linked", user, { Provider: provider.spec.name });
-        }
-      }
-      const to = new URL(target);
-      if (pkce) {
-        const flow = await createFlowState(s.db, {
-          codeChallenge: state.codeChallenge!,
-          codeChallengeMethod: state.codeChallengeMethod!,
-          authenticationMethod: "oauth",
-          providerType: provider.spec.name,
-          providerAccessToken: result.accessToken,
-          providerRefreshToken: result.refreshToken,
-          linkIdentity: state.linkUserId
-            ? { provider: provider.spec.name, user: result.user }
-            : undefined,
-        });
-        to.searchParams.set("code", await issueAuthCode(s.db, s.clock, flow.id, user.id));
-      } else if (state.linkUserId) {
-        // A link without PKCE hands out no session: whoever finishes a link URL (leaked, or
-        // sent to someone) must not receive a session of the account being linked. The app
-        // keeps the session it has and sees the new identity at its next GET /user.
-      } else {
-        const set = await s.sessions.issue(user, {
-          method: "oauth",
-          provider: provider.spec.name,
-          ip,
-          userAgent: c.req.header("user-agent")?.slice(0, 500),
-        });
-        s.events.emit("signin", { method: "oauth", provider: provider.spec.name });
-        const frag = new URLSearchParams({
-          access_token: set.access_token,
-          token_type: set.token_type,
-          expires_in: String(set.expires_in),
-          expires_at: String(set.expires_at),
-          refresh_token: set.refresh_token,
-          provider_token: result.accessToken,
-          provider: provider.spec.name,
-        });
-        if (result.refreshToken) frag.set("provider_refresh_token", result.refreshToken);
-        to.hash = frag.toString();
-      }
-      return c.redirect(to.href, c.req.method === "POST" ? 303 : 302);
+      await s.oauthStates.consume(state);
     } catch (e) {
-      return errorRedirect(c, s, e, target);
+      if (!(e instanceof StateError)) throw e;
+      throw new CallbackError("invalid_request", "bad_oauth_state", e.message);
     }
+    const provider = s.providers.get(state.provider);
+    if (!provider) {
+      throw new CallbackError("invalid_request", "provider_disabled", "Provider is not enabled");
+    }
+    const code = params.get("code");
+    if (!code) {
+      throw new CallbackError(
+        "invalid_request",
+        "bad_oauth_callback",
+        "OAuth callback with missing authorization code",
+      );
+    }
+    let result;
+    try {
+      result = await provider.complete({
+        code,
+        codeVerifier: state.providerVerifier,
+        nonce: state.nonce,
+        callback: params,
+        now: s.clock.now(),
+      });
+    } catch (e) {
+      if (
+        !(e instanceof OAuthError || e instanceof ProviderError || e instanceof ConnectionError)
+      ) {
+        throw e;
+      }
+      s.log.warn("external provider refused or failed", {
+        provider: state.provider,
+        error: e.message.split("\n")[0].slice(0, 300),
+      });
+      const what = e instanceof OAuthError ? "Unable to exchange external code" : e.message;
+      throw new CallbackError("server_error", "oauth_provider_error", what.slice(0, 300));
+    }
+    const ip = clientIp(c);
+    const pkce = !!(state.codeChallenge && state.codeChallengeMethod);
+    let user: UserRow;
+    if (state.linkUserId && pkce) {
+      // PKCE: the link is made at the code exchange, for the holder of the code_verifier
+      // (the browser that started linking). Finished in anyone else's browser (a link
+      // URL sent to a victim), the code lands where no verifier is: nothing is linked.
+      user = await checkLinkable(s, state.linkUserId, provider.spec.name, result.user);
+    } else if (state.linkUserId) {
+      // Implicit flow (auth-js's default): linked here, as GoTrue does, without a session
+      // (below). See docs/security.md: the PKCE flow is the one to use for linking.
+      user = await linkIdentity(s, state.linkUserId, provider.spec.name, result.user, ip);
+      await s.mailer.notify("identity_linked", user, { Provider: provider.spec.name });
+    } else {
+      const outcome = await signInUser(s, provider.spec.name, result.user, {
+        emailOptional: provider.spec.emailOptional === true,
+        ip,
+        redirectTo: target,
+      });
+      user = outcome.user;
+      if (outcome.linkedByEmail) {
+        await s.mailer.notify("identity_linked", user, { Provider: provider.spec.name });
+      }
+    }
+    const to = new URL(target);
+    if (pkce) {
+      const flow = await createFlowState(s.db, {
+        codeChallenge: state.codeChallenge!,
+        codeChallengeMethod: state.codeChallengeMethod!,
+        authenticationMethod: "oauth",
+        providerType: provider.spec.name,
+        providerAccessToken: result.accessToken,
+        providerRefreshToken: result.refreshToken,
+        linkIdentity: state.linkUserId
+          ? { provider: provider.spec.name, user: result.user }
+          : undefined,
+      });
+      to.searchParams.set("code", await issueAuthCode(s.db, s.clock, flow.id, user.id));
+    } else if (state.linkUserId) {
+      // A link without PKCE hands out no session: whoever finishes a link URL (leaked, or
+      // sent to someone) must not receive a session of the account being linked. The app
+      // keeps the session it has and sees the new identity at its next GET /user.
+    } else {
+      const set = await s.sessions.issue(user, {
+        method: "oauth",
+        provider: provider.spec.name,
+        ip,
+        userAgent: c.req.header("user-agent")?.slice(0, 500),
+      });
+      s.events.emit("signin", { method: "oauth", provider: provider.spec.name });
+      const frag = new URLSearchParams({
+        access_token: set.access_token,
+        token_type: set.token_type,
+        expires_in: String(set.expires_in),
+        expires_at: String(set.expires_at),
+        refresh_token: set.refresh_token,
+        provider_token: result.accessToken,
+        provider: provider.spec.name,
+      });
+      if (result.refreshToken) frag.set("provider_refresh_token", result.refreshToken);
+      to.hash = frag.toString();
+    }
+    return c.redirect(to.href, c.req.method === "POST" ? 303 : 302);
+  } catch (e) {
+    return errorRedirect(c, s, e, target);
   }
-
-  app.get("/callback", callback);
-  app.post("/callback", callback);
 }
 
 /** Redirects to `target` with the error in the query and the fragment (as GoTrue does). */

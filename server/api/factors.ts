@@ -12,21 +12,12 @@
  * The admin routes have one more path segment than /admin/users/<id>, so they
  * never meet the admin user routes.
  */
-import type { Hono } from "../../deps.ts";
 import { type FactorRow, factorToJson, type FactorType } from "../auth/mfa.ts";
-import { qrSvg } from "../auth/qr.ts";
 import type { SessionRow } from "../auth/sessions.ts";
 import { newTotpSecret, otpauthUri } from "../auth/totp.ts";
 import { normalizePhone, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
-import {
-  type AppEnv,
-  type Caller,
-  clientIp,
-  type Ctx,
-  requireAdmin,
-  requireUser,
-} from "./context.ts";
+import { type Caller, callerOf, claimsOf, clientIp, type Ctx } from "./context.ts";
 import { ApiError, badRequest, uniqueViolationAnswer } from "./errors.ts";
 import { isUuid, optString, readBody, reqString, uuidParam } from "./input.ts";
 
@@ -91,132 +82,133 @@ async function enroll(
   }
 }
 
-/** Registers the factor routes. */
-export function factorRoutes(app: Hono<AppEnv>, s: Services): void {
-  app.post("/factors", async (c) => {
-    const caller = await requireUser(c);
-    const session = callerSession(caller);
-    const body = await readBody(c);
-    const type = optString(body, "factor_type", 32);
-    const friendlyName = optString(body, "friendly_name", 255) ?? "";
-    if (type !== "totp" && type !== "phone") {
-      throw badRequest("factor_type needs to be totp or phone");
-    }
-    if (type === "totp" && !s.config.mfa.totpEnabled) {
-      throw new ApiError(422, "mfa_totp_enroll_not_enabled", "MFA enroll is disabled for TOTP");
-    }
-    if (type === "phone" && !s.config.mfa.phoneEnabled) {
-      throw new ApiError(422, "mfa_phone_enroll_not_enabled", "MFA enroll is disabled for Phone");
-    }
-    const user = caller.user;
-    if (type === "phone") {
-      const phone = parsePhone(reqString(body, "phone", 32));
-      const factor = await enroll(s, user.id, session, { type, friendlyName, phone });
-      await audit(s, c, user, "factor_in_progress", { factor_id: factor.id, factor_type: type });
-      return c.json({ id: factor.id, type, friendly_name: factor.friendly_name, phone });
-    }
-    const issuer = issuerOf(s, optString(body, "issuer", 255));
-    const secret = newTotpSecret();
-    const uri = otpauthUri({ secret, issuer, account: user.email || user.phone || user.id });
-    const factor = await enroll(s, user.id, session, { type, friendlyName, secret });
+/** POST /factors: enroll. */
+export async function enrollFactor(c: Ctx, s: Services): Promise<Response> {
+  const caller = callerOf(c);
+  const session = callerSession(caller);
+  const body = await readBody(c);
+  const type = optString(body, "factor_type", 32);
+  const friendlyName = optString(body, "friendly_name", 255) ?? "";
+  if (type !== "totp" && type !== "phone") {
+    throw badRequest("factor_type needs to be totp or phone");
+  }
+  if (type === "totp" && !s.config.mfa.totpEnabled) {
+    throw new ApiError(422, "mfa_totp_enroll_not_enabled", "MFA enroll is disabled for TOTP");
+  }
+  if (type === "phone" && !s.config.mfa.phoneEnabled) {
+    throw new ApiError(422, "mfa_phone_enroll_not_enabled", "MFA enroll is disabled for Phone");
+  }
+  const user = caller.user;
+  if (type === "phone") {
+    const phone = parsePhone(reqString(body, "phone", 32));
+    const factor = await enroll(s, user.id, session, { type, friendlyName, phone });
     await audit(s, c, user, "factor_in_progress", { factor_id: factor.id, factor_type: type });
-    return c.json({
-      id: factor.id,
-      type,
-      friendly_name: factor.friendly_name,
-      totp: { qr_code: qrSvg(uri), secret, uri },
-    });
+    return c.json({ id: factor.id, type, friendly_name: factor.friendly_name, phone });
+  }
+  const issuer = issuerOf(s, optString(body, "issuer", 255));
+  const secret = newTotpSecret();
+  const uri = otpauthUri({ secret, issuer, account: user.email || user.phone || user.id });
+  const { qrSvg } = await import("../auth/qr.ts"); // the QR encoder loads at the first enrollment
+  const factor = await enroll(s, user.id, session, { type, friendlyName, secret });
+  await audit(s, c, user, "factor_in_progress", { factor_id: factor.id, factor_type: type });
+  return c.json({
+    id: factor.id,
+    type,
+    friendly_name: factor.friendly_name,
+    totp: { qr_code: qrSvg(uri), secret, uri },
   });
+}
 
-  app.post("/factors/:factor_id/challenge", async (c) => {
-    const caller = await requireUser(c);
-    callerSession(caller);
-    const factor = await s.mfa.ownedFactor(caller.user.id, uuidParam(c, "factor_id"));
-    await readBody(c); // `channel` (sms) is the only choice; the body is still checked
-    await s.mfa.challenges.assertCanChallenge(factor);
-    let code: string | undefined;
-    if (factor.factor_type === "phone") code = await sendPhoneCode(s, factor);
-    const challenge = await s.mfa.challenges.createChallenge(factor, clientIp(c), code);
-    await audit(s, c, caller.user, "challenge_created", {
-      factor_id: factor.id,
-      factor_status: factor.status,
-    });
-    return c.json({
-      id: challenge.id,
-      type: factor.factor_type,
-      expires_at: s.mfa.challenges.expiresAt(challenge),
-    });
+/** POST /factors/:factor_id/challenge. */
+export async function challengeFactor(c: Ctx, s: Services): Promise<Response> {
+  const caller = callerOf(c);
+  callerSession(caller);
+  const factor = await s.mfa.ownedFactor(caller.user.id, uuidParam(c, "factor_id"));
+  await readBody(c); // `channel` (sms) is the only choice; the body is still checked
+  await s.mfa.challenges.assertCanChallenge(factor);
+  let code: string | undefined;
+  if (factor.factor_type === "phone") code = await sendPhoneCode(s, factor);
+  const challenge = await s.mfa.challenges.createChallenge(factor, clientIp(c), code);
+  await audit(s, c, caller.user, "challenge_created", {
+    factor_id: factor.id,
+    factor_status: factor.status,
   });
-
-  app.post("/factors/:factor_id/verify", async (c) => {
-    const caller = await requireUser(c);
-    const session = callerSession(caller);
-    const factor = await s.mfa.ownedFactor(caller.user.id, uuidParam(c, "factor_id"));
-    const body = await readBody(c);
-    const challengeId = reqString(body, "challenge_id", 64);
-    if (!isUuid(challengeId)) throw badRequest("challenge_id must be a UUID");
-    const code = reqString(body, "code", 32).trim();
-    const done = await s.mfa.challenges.verify(
-      factor,
-      session.id,
-      challengeId.toLowerCase(),
-      code,
-      clientIp(c),
-    );
-    const user = await s.users.findById(caller.user.id) ?? caller.user;
-    await audit(s, c, user, "verification_attempted", {
-      factor_id: factor.id,
-      challenge_id: challengeId,
-      factor_type: factor.factor_type,
-    });
-    const tokens = await s.sessions.reissue(user, done.session);
-    if (done.newlyVerified) await notify(s, "mfa_factor_enrolled", user, factor.factor_type);
-    return c.json(tokens);
+  return c.json({
+    id: challenge.id,
+    type: factor.factor_type,
+    expires_at: s.mfa.challenges.expiresAt(challenge),
   });
+}
 
-  app.delete("/factors/:factor_id", async (c) => {
-    const caller = await requireUser(c);
-    const session = callerSession(caller);
-    const factor = await s.mfa.ownedFactor(caller.user.id, uuidParam(c, "factor_id"));
-    // GoTrue (mfa.go UnenrollFactor): a verified factor goes only from an aal2 session,
-    // 422 insufficient_aal; an unverified one (of no use for aal2) from any session.
-    if (factor.status === "verified" && session.aal !== "aal2") {
-      throw new ApiError(422, "insufficient_aal", "AAL2 required to unenroll verified factor");
-    }
-    const row = await s.mfa.deleteFactor(caller.user.id, factor.id);
-    await audit(s, c, caller.user, "factor_unenrolled", {
-      factor_id: row.id,
-      factor_status: row.status,
-      session_id: session.id,
-    });
-    if (row.status === "verified") {
-      await notify(s, "mfa_factor_unenrolled", caller.user, row.factor_type);
-    }
-    return c.json({ id: row.id });
+/** POST /factors/:factor_id/verify. */
+export async function verifyFactor(c: Ctx, s: Services): Promise<Response> {
+  const caller = callerOf(c);
+  const session = callerSession(caller);
+  const factor = await s.mfa.ownedFactor(caller.user.id, uuidParam(c, "factor_id"));
+  const body = await readBody(c);
+  const challengeId = reqString(body, "challenge_id", 64);
+  if (!isUuid(challengeId)) throw badRequest("challenge_id must be a UUID");
+  const code = reqString(body, "code", 32).trim();
+  const done = await s.mfa.challenges.verify(
+    factor,
+    session.id,
+    challengeId.toLowerCase(),
+    code,
+    clientIp(c),
+  );
+  const user = await s.users.findById(caller.user.id) ?? caller.user;
+  await audit(s, c, user, "verification_attempted", {
+    factor_id: factor.id,
+    challenge_id: challengeId,
+    factor_type: factor.factor_type,
   });
+  const tokens = await s.sessions.reissue(user, done.session);
+  if (done.newlyVerified) await notify(s, "mfa_factor_enrolled", user, factor.factor_type);
+  return c.json(tokens);
+}
 
-  app.get("/admin/users/:user_id/factors", async (c) => {
-    await requireAdmin(c);
-    const user = await adminTarget(s, c);
-    return c.json((await s.mfa.listFactors(user.id)).map(factorToJson));
+/** DELETE /factors/:factor_id: unenroll. */
+export async function unenrollFactor(c: Ctx, s: Services): Promise<Response> {
+  const caller = callerOf(c);
+  const session = callerSession(caller);
+  const factor = await s.mfa.ownedFactor(caller.user.id, uuidParam(c, "factor_id"));
+  // GoTrue (mfa.go UnenrollFactor): a verified factor goes only from an aal2 session,
+  // 422 insufficient_aal; an unverified one (of no use for aal2) from any session.
+  if (factor.status === "verified" && session.aal !== "aal2") {
+    throw new ApiError(422, "insufficient_aal", "AAL2 required to unenroll verified factor");
+  }
+  const row = await s.mfa.deleteFactor(caller.user.id, factor.id);
+  await audit(s, c, caller.user, "factor_unenrolled", {
+    factor_id: row.id,
+    factor_status: row.status,
+    session_id: session.id,
   });
+  if (row.status === "verified") {
+    await notify(s, "mfa_factor_unenrolled", caller.user, row.factor_type);
+  }
+  return c.json({ id: row.id });
+}
 
-  app.put("/admin/users/:user_id/factors/:factor_id", (c) => adminUpdateFactor(s, c));
+/** GET /admin/users/:user_id/factors. */
+export async function adminListFactors(c: Ctx, s: Services): Promise<Response> {
+  const user = await adminTarget(s, c);
+  return c.json((await s.mfa.listFactors(user.id)).map(factorToJson));
+}
 
-  app.delete("/admin/users/:user_id/factors/:factor_id", async (c) => {
-    const admin = await requireAdmin(c);
-    const user = await adminTarget(s, c);
-    const row = await s.mfa.deleteFactor(user.id, uuidParam(c, "factor_id"));
-    await s.audit.record({
-      action: "factor_deleted",
-      actorId: typeof admin.sub === "string" ? admin.sub : "",
-      logType: "factor",
-      traits: { user_id: user.id, factor_id: row.id },
-      ip: clientIp(c),
-    });
-    if (row.status === "verified") await notify(s, "mfa_factor_unenrolled", user, row.factor_type);
-    return c.json(factorToJson(row));
+/** DELETE /admin/users/:user_id/factors/:factor_id. */
+export async function adminDeleteFactor(c: Ctx, s: Services): Promise<Response> {
+  const admin = claimsOf(c);
+  const user = await adminTarget(s, c);
+  const row = await s.mfa.deleteFactor(user.id, uuidParam(c, "factor_id"));
+  await s.audit.record({
+    action: "factor_deleted",
+    actorId: typeof admin.sub === "string" ? admin.sub : "",
+    logType: "factor",
+    traits: { user_id: user.id, factor_id: row.id },
+    ip: clientIp(c),
   });
+  if (row.status === "verified") await notify(s, "mfa_factor_unenrolled", user, row.factor_type);
+  return c.json(factorToJson(row));
 }
 
 /**
@@ -224,8 +216,8 @@ export function factorRoutes(app: Hono<AppEnv>, s: Services): void {
  * gives a phone factor a new number (GoTrue's adminUserUpdateFactor; an empty or missing
  * field is left as it is, `phone` is ignored for a TOTP factor). Answers the factor.
  */
-async function adminUpdateFactor(s: Services, c: Ctx): Promise<Response> {
-  const admin = await requireAdmin(c);
+export async function adminUpdateFactor(c: Ctx, s: Services): Promise<Response> {
+  const admin = claimsOf(c);
   const user = await adminTarget(s, c);
   const factorId = uuidParam(c, "factor_id");
   const body = await readBody(c);

@@ -12,7 +12,6 @@
  * for POST /verify `token_hash`), `verification_type` (the requested type,
  * `signup` for a new magic-link user) and `redirect_to`.
  */
-import type { Hono } from "../../deps.ts";
 import type { SignupClaim } from "../auth/confirm.ts";
 import { checkPassword } from "../auth/pwned.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
@@ -20,7 +19,7 @@ import { isUniqueViolation, type UserRow, userToJson } from "../auth/users.ts";
 import { type EmailAction, generateActionLink } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
 import { userCreated } from "../auth/hooks_install.ts";
-import { type AppEnv, clientIp, requireAdmin } from "./context.ts";
+import { clientIp, type Ctx } from "./context.ts";
 import { ApiError, badRequest, unprocessable } from "./errors.ts";
 import { checkEmail, optObject, optString, readBody, redirectToParam, reqString } from "./input.ts";
 import { invitedUser } from "./invite.ts";
@@ -77,84 +76,81 @@ async function signupUser(
 }
 
 /** POST /admin/generate_link. */
-export function generateLinkRoutes(app: Hono<AppEnv>, s: Services): void {
-  app.post("/admin/generate_link", async (c) => {
-    await requireAdmin(c);
-    const body = await readBody(c);
-    const type = reqString(body, "type", 32) as LinkType;
-    if (!TYPES.includes(type)) throw badRequest(`type must be one of ${TYPES.join(", ")}`);
-    const email = checkEmail(optString(body, "email", 320) ?? "");
-    const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
-    const data = optObject(body, "data");
-    let user: UserRow | null;
-    let action: EmailAction;
-    let verificationType: string = type;
-    let signup: SignupClaim | undefined;
-    let created = false;
-    switch (type) {
-      case "signup": {
-        const password = optString(body, "password", 1024);
-        const existed = !!await s.users.findByEmail(email);
-        user = await signupUser(s, email, password, data);
-        created = !existed;
-        action = "confirmation";
-        // The link confirms this sign-up (what the admin set), not an unconfirmed
-        // account's password the admin did not replace (auth/confirm.ts).
-        if (password || !existed) signup = {};
-        break;
-      }
-      case "invite": {
-        const invited = await invitedUser(s, email, data ?? {});
-        user = invited.user;
-        action = "invite";
-        created = invited.created;
-        if (invited.created) signup = {};
-        break;
-      }
-      case "magiclink":
-        user = await s.users.findByEmail(email);
-        action = "magiclink";
-        if (!user) {
-          user = await signupUser(s, email, undefined, data);
-          created = true;
-          action = "confirmation";
-          verificationType = "signup";
-          signup = {};
-        }
-        break;
-      case "recovery":
-        user = await s.users.findByEmail(email);
-        if (!user) throw new ApiError(404, "user_not_found", "User with this email not found");
-        action = type;
-        break;
-      default: {
-        if (type === "email_change_current" && !s.config.mailer.secureEmailChangeEnabled) {
-          throw badRequest("Enable secure email change to generate link for current email");
-        }
-        user = await s.users.findByEmail(email);
-        if (!user) throw new ApiError(404, "user_not_found", "User with this email not found");
-        const newEmail = checkEmail(reqString(body, "new_email", 320));
-        if (newEmail === user.email) throw unprocessable("new_email is the current address");
-        const other = await s.users.findByEmail(newEmail);
-        if (other && other.id !== user.id) throw emailExists();
-        // The admin vouches for the change: one verified link completes it.
-        user = await s.users.update(user.id, {
-          email_change: newEmail,
-          email_change_sent_at: s.clock.now(),
-          email_change_confirm_status: 1,
-        }) ?? user;
-        action = type;
-      }
+export async function generateLink(c: Ctx, s: Services): Promise<Response> {
+  const body = await readBody(c);
+  const type = reqString(body, "type", 32) as LinkType;
+  if (!TYPES.includes(type)) throw badRequest(`type must be one of ${TYPES.join(", ")}`);
+  const email = checkEmail(optString(body, "email", 320) ?? "");
+  const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
+  const data = optObject(body, "data");
+  let user: UserRow | null;
+  let action: EmailAction;
+  let verificationType: string = type;
+  let signup: SignupClaim | undefined;
+  let created = false;
+  switch (type) {
+    case "signup": {
+      const password = optString(body, "password", 1024);
+      const existed = !!await s.users.findByEmail(email);
+      user = await signupUser(s, email, password, data);
+      created = !existed;
+      action = "confirmation";
+      // The link confirms this sign-up (what the admin set), not an unconfirmed
+      // account's password the admin did not replace (auth/confirm.ts).
+      if (password || !existed) signup = {};
+      break;
     }
-    const link = await generateActionLink(s, user, action, { redirectTo, signup });
-    if (created) await userCreated(s, user, clientIp(c)); // GoTrue's mail.go, after the link
-    return c.json({
-      ...userToJson(user, { identities: await s.users.listIdentities(user.id) }),
-      action_link: link.actionLink,
-      email_otp: link.emailOtp,
-      hashed_token: link.hashedToken,
-      verification_type: verificationType,
-      redirect_to: link.redirectTo,
-    });
+    case "invite": {
+      const invited = await invitedUser(s, email, data ?? {});
+      user = invited.user;
+      action = "invite";
+      created = invited.created;
+      if (invited.created) signup = {};
+      break;
+    }
+    case "magiclink":
+      user = await s.users.findByEmail(email);
+      action = "magiclink";
+      if (!user) {
+        user = await signupUser(s, email, undefined, data);
+        created = true;
+        action = "confirmation";
+        verificationType = "signup";
+        signup = {};
+      }
+      break;
+    case "recovery":
+      user = await s.users.findByEmail(email);
+      if (!user) throw new ApiError(404, "user_not_found", "User with this email not found");
+      action = type;
+      break;
+    default: {
+      if (type === "email_change_current" && !s.config.mailer.secureEmailChangeEnabled) {
+        throw badRequest("Enable secure email change to generate link for current email");
+      }
+      user = await s.users.findByEmail(email);
+      if (!user) throw new ApiError(404, "user_not_found", "User with this email not found");
+      const newEmail = checkEmail(reqString(body, "new_email", 320));
+      if (newEmail === user.email) throw unprocessable("new_email is the current address");
+      const other = await s.users.findByEmail(newEmail);
+      if (other && other.id !== user.id) throw emailExists();
+      // The admin vouches for the change: one verified link completes it.
+      user = await s.users.update(user.id, {
+        email_change: newEmail,
+        email_change_sent_at: s.clock.now(),
+        email_change_confirm_status: 1,
+      }) ?? user;
+      action = type;
+    }
+  }
+  const link = await generateActionLink(s, user, action, { redirectTo, signup });
+  if (created) await userCreated(s, user, clientIp(c)); // GoTrue's mail.go, after the link
+  return c.json({
+    ...userToJson(user, { identities: await s.users.listIdentities(user.id) }),
+    action_link: link.actionLink,
+    email_otp: link.emailOtp,
+    hashed_token: link.hashedToken,
+    verification_type: verificationType,
+    redirect_to: link.redirectTo,
   });
 }

@@ -2,19 +2,18 @@
  * POST /token?grant_type=id_token (auth-js `signInWithIdToken`): a native
  * app's ID token from Apple, Google, Azure, Facebook or Keycloak signs the
  * user in, creates them, or (with `link_identity` and the user's bearer
- * token) links the identity to them. Verification and mapping live in
+ * token, checked here since only a link needs one) links the identity to
+ * them. Listed in `GRANTS` (token.ts). Verification and mapping live in
  * providers/id_token_grant.ts; the account decision is the redirect flow's.
  */
-import type { Hono } from "../../deps.ts";
 import { linkIdentity } from "../providers/identities.ts";
 import { signInUser } from "../providers/accounts.ts";
 import { verifyGrantIdToken } from "../providers/id_token_grant.ts";
 import type { Services } from "../services.ts";
 import type { UserRow } from "../auth/users.ts";
-import { type AppEnv, clientIp, type Ctx, requireUser } from "./context.ts";
+import { clientIp, type Ctx, requireUser } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { type Body, optString } from "./input.ts";
-import { onGrant } from "./token.ts";
 
 /** The id_token grant. */
 export async function idTokenGrant(c: Ctx, body: Body, s: Services): Promise<Response> {
@@ -64,9 +63,4 @@ export async function idTokenGrant(c: Ctx, body: Body, s: Services): Promise<Res
   });
   s.events.emit("signin", { method: "oauth", provider: verified.provider });
   return c.json(set);
-}
-
-/** Registers the grant with this server's /token. */
-export function idTokenRoutes(_app: Hono<AppEnv>, s: Services): void {
-  onGrant(s, "id_token", idTokenGrant);
 }

@@ -6,24 +6,13 @@
  * 422 email_exists; an invited, unconfirmed one is invited again.
  */
 import { userCreated } from "../auth/hooks_install.ts";
-import type { Hono } from "../../deps.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { isUniqueViolation, type UserRow, userToJson } from "../auth/users.ts";
 import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, bearerToken, clientIp, type Ctx } from "./context.ts";
+import { claimsOf, clientIp, type Ctx } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { checkEmail, optObject, optString, readBody, redirectToParam } from "./input.ts";
-
-/** The caller's claims when it has the service role or an admin role (403 not_admin otherwise). */
-export async function requireServiceOrAdmin(c: Ctx, s: Services) {
-  const claims = await s.jwt.verify(bearerToken(c));
-  const role = typeof claims.role === "string" ? claims.role : "";
-  if (role !== "service_role" && !s.config.jwt.adminRoles.includes(role)) {
-    throw new ApiError(403, "not_admin", "User not allowed");
-  }
-  return claims;
-}
 
 /** Finds or creates the invited user (422 email_exists when already confirmed). */
 export async function invitedUser(
@@ -62,44 +51,42 @@ export async function invitedUser(
 }
 
 /** POST /invite. */
-export function inviteRoutes(app: Hono<AppEnv>, s: Services): void {
-  app.post("/invite", async (c) => {
-    const claims = await requireServiceOrAdmin(c, s);
-    const body = await readBody(c);
-    const email = checkEmail(optString(body, "email", 320) ?? "");
-    const data = optObject(body, "data") ?? {};
-    const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
-    const before = await s.users.findByEmail(email);
-    const { user, created } = await invitedUser(s, email, data);
-    let sent;
-    try {
-      // An invite that made the account confirms what the invite set; one to an account
-      // somebody else made keeps nothing of theirs (auth/confirm.ts).
-      sent = await sendActionMail(s, user, "invite", {
-        redirectTo,
-        signup: created ? {} : undefined,
-      });
-    } catch (e) {
-      // A failed invitation leaves nothing behind: the user it created goes, a re-invited
-      // user's invited_at is what it was.
-      if (created) await s.users.delete(user.id).catch(() => {});
-      else if (before?.id === user.id) {
-        await s.users.update(user.id, { invited_at: before.invited_at }).catch(() => {});
-      }
-      throw e;
-    }
-    await s.audit.record({
-      action: "user_invited",
-      actorId: typeof claims.sub === "string" ? claims.sub : "",
-      actorUsername: typeof claims.email === "string" ? claims.email : "",
-      logType: "team",
-      traits: { user_id: user.id, user_email: email },
-      ip: clientIp(c),
+export async function invite(c: Ctx, s: Services): Promise<Response> {
+  const claims = claimsOf(c);
+  const body = await readBody(c);
+  const email = checkEmail(optString(body, "email", 320) ?? "");
+  const data = optObject(body, "data") ?? {};
+  const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
+  const before = await s.users.findByEmail(email);
+  const { user, created } = await invitedUser(s, email, data);
+  let sent;
+  try {
+    // An invite that made the account confirms what the invite set; one to an account
+    // somebody else made keeps nothing of theirs (auth/confirm.ts).
+    sent = await sendActionMail(s, user, "invite", {
+      redirectTo,
+      signup: created ? {} : undefined,
     });
-    if (created) {
-      s.events.emit("signup", { method: "invite" });
-      await userCreated(s, user, clientIp(c));
+  } catch (e) {
+    // A failed invitation leaves nothing behind: the user it created goes, a re-invited
+    // user's invited_at is what it was.
+    if (created) await s.users.delete(user.id).catch(() => {});
+    else if (before?.id === user.id) {
+      await s.users.update(user.id, { invited_at: before.invited_at }).catch(() => {});
     }
-    return c.json(userToJson(sent, { identities: await s.users.listIdentities(user.id) }));
+    throw e;
+  }
+  await s.audit.record({
+    action: "user_invited",
+    actorId: typeof claims.sub === "string" ? claims.sub : "",
+    actorUsername: typeof claims.email === "string" ? claims.email : "",
+    logType: "team",
+    traits: { user_id: user.id, user_email: email },
+    ip: clientIp(c),
   });
+  if (created) {
+    s.events.emit("signup", { method: "invite" });
+    await userCreated(s, user, clientIp(c));
+  }
+  return c.json(userToJson(sent, { identities: await s.users.listIdentities(user.id) }));
 }

@@ -3,35 +3,30 @@
  * their refresh tokens stop working. Issued access tokens stay valid JWTs
  * until they expire, but protected calls with them answer session_not_found.
  */
-import type { Hono } from "../../deps.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, clientIp, requireUser } from "./context.ts";
+import { callerOf, clientIp, type Ctx } from "./context.ts";
 import { badRequest } from "./errors.ts";
 
 const SCOPES = ["global", "local", "others"] as const;
 type Scope = typeof SCOPES[number];
 
 /** POST /logout. */
-export function logoutRoutes(app: Hono<AppEnv>, s: Services): void {
-  app.post("/logout", async (c) => {
-    const scope = (c.req.query("scope") ?? "global") as Scope;
-    if (!SCOPES.includes(scope)) {
-      throw badRequest(
-        `Unsupported logout scope "${scope.slice(0, 32)}": scope must be one of ${
-          SCOPES.join(", ")
-        }`,
-      );
-    }
-    const { user, session } = await requireUser(c);
-    await s.sessions.logout(user.id, session?.id, scope);
-    await s.audit.record({
-      action: "logout",
-      actorId: user.id,
-      actorUsername: user.email ?? user.phone ?? "",
-      logType: "account",
-      traits: { scope },
-      ip: clientIp(c),
-    });
-    return c.body(null, 204);
+export async function logout(c: Ctx, s: Services): Promise<Response> {
+  const scope = (c.req.query("scope") ?? "global") as Scope;
+  if (!SCOPES.includes(scope)) {
+    throw badRequest(
+      `Unsupported logout scope "${scope.slice(0, 32)}": scope must be one of ${SCOPES.join(", ")}`,
+    );
+  }
+  const { user, session } = callerOf(c);
+  await s.sessions.logout(user.id, session?.id, scope);
+  await s.audit.record({
+    action: "logout",
+    actorId: user.id,
+    actorUsername: user.email ?? user.phone ?? "",
+    logType: "account",
+    traits: { scope },
+    ip: clientIp(c),
   });
+  return c.body(null, 204);
 }

@@ -6,13 +6,12 @@
  * links to one address: one per SMTP_LINK_FREQUENCY (60 s).
  */
 import { userCreated } from "../auth/hooks_install.ts";
-import type { Hono } from "../../deps.ts";
 import { readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { isUniqueViolation, type UserRow } from "../auth/users.ts";
 import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, clientIp, type Ctx } from "./context.ts";
+import { clientIp, type Ctx } from "./context.ts";
 import { ApiError, unprocessable } from "./errors.ts";
 import { type Body, checkEmail, optObject, optString, readBody, redirectToParam } from "./input.ts";
 
@@ -117,6 +116,6 @@ export async function sendLoginMail(
 }
 
 /** POST /magiclink. */
-export function magiclinkRoutes(app: Hono<AppEnv>, s: Services): void {
-  app.post("/magiclink", async (c) => sendLoginMail(c, s, await readBody(c), true));
+export async function magiclink(c: Ctx, s: Services): Promise<Response> {
+  return await sendLoginMail(c, s, await readBody(c), true);
 }

@@ -5,25 +5,22 @@
  * governs whether an unknown address becomes a user; when it is false an
  * unknown address gets nothing and 422 otp_disabled (GoTrue's answer).
  */
-import type { Hono } from "../../deps.ts";
 import type { Services } from "../services.ts";
-import type { AppEnv } from "./context.ts";
+import type { Ctx } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { optBool, optString, readBody } from "./input.ts";
 import { sendLoginMail } from "./magiclink.ts";
 import { otpByPhone } from "./phone.ts";
 
 /** POST /otp. */
-export function otpRoutes(app: Hono<AppEnv>, s: Services): void {
-  app.post("/otp", async (c) => {
-    const body = await readBody(c);
-    const email = optString(body, "email", 320);
-    const phone = optString(body, "phone", 64);
-    if (email && phone) {
-      throw badRequest("Only an email address or phone number should be provided");
-    }
-    if (phone) return await otpByPhone(c, s, body);
-    if (!email) throw badRequest("email or phone is required");
-    return await sendLoginMail(c, s, body, optBool(body, "create_user") ?? true);
-  });
+export async function otp(c: Ctx, s: Services): Promise<Response> {
+  const body = await readBody(c);
+  const email = optString(body, "email", 320);
+  const phone = optString(body, "phone", 64);
+  if (email && phone) {
+    throw badRequest("Only an email address or phone number should be provided");
+  }
+  if (phone) return await otpByPhone(c, s, body);
+  if (!email) throw badRequest("email or phone is required");
+  return await sendLoginMail(c, s, body, optBool(body, "create_user") ?? true);
 }

@@ -1,8 +1,8 @@
 /**
  * The phone side of the endpoints: what /signup, PUT /user, /otp, /verify,
  * /resend and /reauthenticate do when the request names a phone. The owners
- * of those endpoints call these through their hooks; `phoneRoutes` registers
- * the sign-up and PUT /user hooks.
+ * of those endpoints call these; signup.ts lists `phoneSignupConfirmation`
+ * and user.ts `phoneUpdateStep`.
  *
  * - sign-up (phone + password, SMS_AUTOCONFIRM off): an SMS code
  *   (confirmation_sent_at); a repeated sign-up of an unconfirmed number
@@ -19,17 +19,16 @@
  * - GET /reauthenticate for a user with a phone and no e-mail: a nonce by SMS.
  */
 import { userCreated } from "../auth/hooks_install.ts";
-import type { Hono } from "../../deps.ts";
 import { confirmAddressNow, isUnproven, signupClaimOf, signupTokenData } from "../auth/confirm.ts";
 import { parsePhone, type PhoneCodeType, SMS_CODE_KIND } from "../auth/phone.ts";
 import type { TokenSet } from "../auth/sessions.ts";
 import { isUniqueViolation, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, clientIp, type Ctx } from "./context.ts";
+import { clientIp, type Ctx } from "./context.ts";
 import { ApiError, badRequest, unprocessable } from "./errors.ts";
 import { type Body, optBool, optObject, optString } from "./input.ts";
-import { onSignup } from "./signup.ts";
-import { onUserUpdate, type UserUpdate } from "./user.ts";
+import type { SignupEvent } from "./signup.ts";
+import type { UserUpdate } from "./user.ts";
 
 function requirePhoneEnabled(s: Services, what = "Phone logins"): void {
   if (!s.config.external.phoneEnabled) {
@@ -306,7 +305,7 @@ export async function reauthenticateByPhone(c: Ctx, s: Services, user: UserRow):
 }
 
 /** The PUT /user step for `phone`. */
-async function phoneUpdateStep(u: UserUpdate): Promise<void> {
+export async function phoneUpdateStep(u: UserUpdate): Promise<void> {
   const { s, user } = u;
   if (u.body.phone === undefined || u.body.phone === null || u.body.phone === "") return;
   const phone = parsePhone(u.body.phone);
@@ -342,28 +341,27 @@ async function phoneUpdateStep(u: UserUpdate): Promise<void> {
   u.fields.phone_change_sent_at = now;
 }
 
-/** Registers the phone hooks of /signup and PUT /user. */
-export function phoneRoutes(_app: Hono<AppEnv>, s: Services): void {
-  onSignup(s, "phone", async ({ c, s, user, duplicate, signup }) => {
-    if (duplicate && user.phone_confirmed_at) return;
-    // The code confirms this sign-up (auth/confirm.ts); a repeated sign-up's code is sent
-    // beside the pending one, so the owner's own code keeps working.
-    const fresh = await s.sms.sendUserCode(
-      user,
-      "sms" satisfies PhoneCodeType,
-      undefined,
-      signupTokenData(signup),
-      duplicate,
-    );
-    await s.audit.record({
-      action: "user_confirmation_requested",
-      actorId: user.id,
-      actorUsername: user.phone ?? "",
-      logType: "user",
-      traits: { channel: "sms" },
-      ip: clientIp(c),
-    });
-    return fresh;
+/** POST /signup by phone with SMS autoconfirm off: the confirmation code by SMS. */
+export async function phoneSignupConfirmation(
+  { c, s, user, duplicate, signup }: SignupEvent,
+): Promise<UserRow | void> {
+  if (duplicate && user.phone_confirmed_at) return;
+  // The code confirms this sign-up (auth/confirm.ts); a repeated sign-up's code is sent
+  // beside the pending one, so the owner's own code keeps working.
+  const fresh = await s.sms.sendUserCode(
+    user,
+    "sms" satisfies PhoneCodeType,
+    undefined,
+    signupTokenData(signup),
+    duplicate,
+  );
+  await s.audit.record({
+    action: "user_confirmation_requested",
+    actorId: user.id,
+    actorUsername: user.phone ?? "",
+    logType: "user",
+    traits: { channel: "sms" },
+    ip: clientIp(c),
   });
-  onUserUpdate(s, phoneUpdateStep);
+  return fresh;
 }

@@ -4,34 +4,31 @@
  * api/phone.ts). With SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION
  * a password change through PUT /user then needs `nonce` (api/email_hooks.ts).
  */
-import type { Hono } from "../../deps.ts";
 import { sendActionMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, clientIp, requireUser } from "./context.ts";
+import { callerOf, clientIp, type Ctx } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { reauthenticateByPhone } from "./phone.ts";
 
 /** GET /reauthenticate. */
-export function reauthenticateRoutes(app: Hono<AppEnv>, s: Services): void {
-  app.get("/reauthenticate", async (c) => {
-    const { user } = await requireUser(c);
-    if (!user.email && !user.phone) {
-      // GoTrue's answer (reauthenticate.go), e.g. for an anonymous user.
-      throw badRequest("Reauthentication requires the user to have an email or a phone number");
-    }
-    if (!user.email) {
-      await reauthenticateByPhone(c, s, user);
-      return c.json({});
-    }
-    await sendActionMail(s, user, "reauthentication");
-    await s.audit.record({
-      action: "user_reauthenticate_requested",
-      actorId: user.id,
-      actorUsername: user.email,
-      logType: "user",
-      traits: { channel: "email" },
-      ip: clientIp(c),
-    });
+export async function reauthenticate(c: Ctx, s: Services): Promise<Response> {
+  const { user } = callerOf(c);
+  if (!user.email && !user.phone) {
+    // GoTrue's answer (reauthenticate.go), e.g. for an anonymous user.
+    throw badRequest("Reauthentication requires the user to have an email or a phone number");
+  }
+  if (!user.email) {
+    await reauthenticateByPhone(c, s, user);
     return c.json({});
+  }
+  await sendActionMail(s, user, "reauthentication");
+  await s.audit.record({
+    action: "user_reauthenticate_requested",
+    actorId: user.id,
+    actorUsername: user.email,
+    logType: "user",
+    traits: { channel: "email" },
+    ip: clientIp(c),
   });
+  return c.json({});
 }

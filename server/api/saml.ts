@@ -3,16 +3,9 @@
  * answers every /sso route 404 saml_provider_disabled (middleware.go requireSAMLEnabled, before
  * its rate limit and captcha); so do we, so that auth-js's signInWithSSO reports the same error.
  */
-import type { Hono } from "../../deps.ts";
-import type { AppEnv } from "./context.ts";
 import { ApiError } from "./errors.ts";
 
 /** POST /sso, GET /sso/saml/metadata, POST /sso/saml/acs. */
-export function samlRoutes(app: Hono<AppEnv>): void {
-  const disabled = () => {
-    throw new ApiError(404, "saml_provider_disabled", "SAML 2.0 is disabled");
-  };
-  app.post("/sso", disabled);
-  app.get("/sso/saml/metadata", disabled);
-  app.post("/sso/saml/acs", disabled);
+export function samlDisabled(): Response {
+  throw new ApiError(404, "saml_provider_disabled", "SAML 2.0 is disabled");
 }

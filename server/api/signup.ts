@@ -4,21 +4,22 @@
  *
  * With autoconfirm on (MAILER_AUTOCONFIRM for e-mail, SMS_AUTOCONFIRM for
  * phone) the answer is a session; with it off, the user, and the channel's
- * sign-up hooks send the confirmation (see `onSignup` below).
+ * confirmation (`SIGNUP_CONFIRMATIONS` below) is sent.
  *
  * Duplicates are answered by signup_duplicate.ts without telling
  * which addresses have accounts. Parallel sign-ups of one address make one
  * user: the unique index decides, the loser is treated as a duplicate.
  */
 import { userCreated } from "../auth/hooks_install.ts";
-import type { Hono } from "../../deps.ts";
 import type { SignupClaim } from "../auth/confirm.ts";
 import { checkPassword } from "../auth/pwned.ts";
 import { isUniqueViolation, normalizePhone, type UserRow, userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, clientIp, type Ctx } from "./context.ts";
+import { clientIp, type Ctx } from "./context.ts";
 import { AuthError, unprocessable } from "./errors.ts";
 import { duplicateSignup, recordFreshWork } from "./signup_duplicate.ts";
+import { emailSignupConfirmation } from "./email_hooks.ts";
+import { phoneSignupConfirmation } from "./phone.ts";
 import { type Body, checkEmail, optObject, optString, readBody, redirectToParam } from "./input.ts";
 
 /** The channel a sign-up came through. */
@@ -59,25 +60,14 @@ export interface SignupEvent {
  */
 export type SignupHook = (ev: SignupEvent) => Promise<UserRow | void>;
 
-const hooks = new WeakMap<Services, Record<SignupChannel, SignupHook[]>>();
-
-function hooksOf(s: Services): Record<SignupChannel, SignupHook[]> {
-  let h = hooks.get(s);
-  if (!h) hooks.set(s, h = { email: [], phone: [] });
-  return h;
-}
-
 /**
- * THE PLACE TO PLUG IN CONFIRMATIONS. Call it from your route group, e.g.
- *
- *   onSignup(s, "email", async ({ s, user, redirectTo, duplicate }) => { ...send mail...; return updatedUser; });
- *   onSignup(s, "phone", async ({ s, user }) => { ...send SMS code... });
- *
- * Hooks run in registration order, only when autoconfirm is off for the channel.
+ * What confirms a sign-up, by channel, run in this order after the user is
+ * stored when autoconfirm is off for the channel.
  */
-export function onSignup(s: Services, channel: SignupChannel, hook: SignupHook): void {
-  hooksOf(s)[channel].push(hook);
-}
+export const SIGNUP_CONFIRMATIONS: Readonly<Record<SignupChannel, readonly SignupHook[]>> = {
+  email: [emailSignupConfirmation],
+  phone: [phoneSignupConfirmation],
+};
 
 async function anonymousSignup(c: Ctx, s: Services, body: Body): Promise<Response> {
   if (!s.config.external.anonymousUsersEnabled) {
@@ -109,139 +99,136 @@ async function anonymousSignup(c: Ctx, s: Services, body: Body): Promise<Respons
 }
 
 /** POST /signup. */
-export function signupRoutes(app: Hono<AppEnv>, s: Services): void {
-  app.post("/signup", async (c) => {
-    const body = await readBody(c);
-    const cfg = s.config;
-    const rawEmail = optString(body, "email", 320);
-    const rawPhone = optString(body, "phone", 64);
-    const password = optString(body, "password", 1024);
-    const data = optObject(body, "data") ?? {};
-    if (cfg.disableSignup) {
-      throw unprocessable("Signups not allowed for this instance", "signup_disabled");
+export async function signup(c: Ctx, s: Services): Promise<Response> {
+  const body = await readBody(c);
+  const cfg = s.config;
+  const rawEmail = optString(body, "email", 320);
+  const rawPhone = optString(body, "phone", 64);
+  const password = optString(body, "password", 1024);
+  const data = optObject(body, "data") ?? {};
+  if (cfg.disableSignup) {
+    throw unprocessable("Signups not allowed for this instance", "signup_disabled");
+  }
+  if (!rawEmail && !rawPhone) {
+    if (password) {
+      throw unprocessable("Signup requires an email or phone: email or phone is required");
     }
-    if (!rawEmail && !rawPhone) {
-      if (password) {
-        throw unprocessable("Signup requires an email or phone: email or phone is required");
-      }
-      return await anonymousSignup(c, s, body);
-    }
-    if (rawEmail && rawPhone) {
-      throw unprocessable("Only an email address or phone number should be provided on signup.");
-    }
+    return await anonymousSignup(c, s, body);
+  }
+  if (rawEmail && rawPhone) {
+    throw unprocessable("Only an email address or phone number should be provided on signup.");
+  }
 
-    let channel: SignupChannel;
-    let address: string;
-    if (rawEmail) {
-      if (!cfg.external.emailEnabled) {
-        throw unprocessable("Email signups are disabled", "email_provider_disabled");
-      }
-      channel = "email";
-      address = checkEmail(rawEmail);
-    } else {
-      if (!cfg.external.phoneEnabled) {
-        throw unprocessable("Phone signups are disabled", "phone_provider_disabled");
-      }
-      channel = "phone";
-      const p = normalizePhone(rawPhone!);
-      if (!p) throw unprocessable("Invalid phone number format (E.164 required): phone");
-      address = p;
+  let channel: SignupChannel;
+  let address: string;
+  if (rawEmail) {
+    if (!cfg.external.emailEnabled) {
+      throw unprocessable("Email signups are disabled", "email_provider_disabled");
     }
-    if (!password) throw unprocessable("Signup requires a valid password: password is required");
-    await checkPassword(s, password);
-    const autoconfirm = channel === "email" ? cfg.mailer.autoconfirm : cfg.sms.autoconfirm;
-    const redirectTo = redirectToParam(c, body);
-
-    // Hash first, whether or not the address is known, so both answers take as long.
-    const hash = await s.passwords.hash(password);
-    const now = s.clock.now();
-    const find = (a: string) =>
-      channel === "email" ? s.users.findByEmail(a) : s.users.findByPhone(a);
-    let user: UserRow | null = null;
-    let existing = await find(address);
-    const lookedUp = performance.now();
-    if (!existing) {
-      try {
-        user = await s.users.createWithIdentities(
-          {
-            aud: cfg.jwt.aud,
-            role: cfg.jwt.defaultGroupName || "authenticated",
-            email: channel === "email" ? address : undefined,
-            phone: channel === "phone" ? address : undefined,
-            encrypted_password: hash,
-            email_confirmed_at: channel === "email" && autoconfirm ? now : undefined,
-            phone_confirmed_at: channel === "phone" && autoconfirm ? now : undefined,
-            raw_user_meta_data: data,
-          },
-          [channel],
-        );
-      } catch (e) {
-        if (!isUniqueViolation(e)) throw e;
-        existing = await find(address); // a parallel sign-up of the same address won
-        if (!existing) throw e;
-      }
+    channel = "email";
+    address = checkEmail(rawEmail);
+  } else {
+    if (!cfg.external.phoneEnabled) {
+      throw unprocessable("Phone signups are disabled", "phone_provider_disabled");
     }
+    channel = "phone";
+    const p = normalizePhone(rawPhone!);
+    if (!p) throw unprocessable("Invalid phone number format (E.164 required): phone");
+    address = p;
+  }
+  if (!password) throw unprocessable("Signup requires a valid password: password is required");
+  await checkPassword(s, password);
+  const autoconfirm = channel === "email" ? cfg.mailer.autoconfirm : cfg.sms.autoconfirm;
+  const redirectTo = redirectToParam(c, body);
 
-    if (!user) {
-      return await duplicateSignup(
+  // Hash first, whether or not the address is known, so both answers take as long.
+  const hash = await s.passwords.hash(password);
+  const now = s.clock.now();
+  const find = (a: string) => channel === "email" ? s.users.findByEmail(a) : s.users.findByPhone(a);
+  let user: UserRow | null = null;
+  let existing = await find(address);
+  const lookedUp = performance.now();
+  if (!existing) {
+    try {
+      user = await s.users.createWithIdentities(
+        {
+          aud: cfg.jwt.aud,
+          role: cfg.jwt.defaultGroupName || "authenticated",
+          email: channel === "email" ? address : undefined,
+          phone: channel === "phone" ? address : undefined,
+          encrypted_password: hash,
+          email_confirmed_at: channel === "email" && autoconfirm ? now : undefined,
+          phone_confirmed_at: channel === "phone" && autoconfirm ? now : undefined,
+          raw_user_meta_data: data,
+        },
+        [channel],
+      );
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      existing = await find(address); // a parallel sign-up of the same address won
+      if (!existing) throw e;
+    }
+  }
+
+  if (!user) {
+    return await duplicateSignup(
+      c,
+      s,
+      body,
+      existing!,
+      channel,
+      address,
+      data,
+      autoconfirm,
+      redirectTo,
+      lookedUp,
+      SIGNUP_CONFIRMATIONS[channel],
+      { password: hash, data },
+    );
+  }
+
+  await s.audit.record({
+    action: "user_signedup",
+    actorId: user.id,
+    actorUsername: user.email ?? user.phone ?? "",
+    logType: "team",
+    traits: { provider: channel },
+    ip: clientIp(c),
+  });
+  s.events.emit("signup", { method: channel });
+  await userCreated(s, user, clientIp(c));
+
+  if (autoconfirm) {
+    const set = await s.sessions.issue(user, {
+      method: "password",
+      ip: clientIp(c),
+      userAgent: c.req.header("user-agent"),
+    });
+    return c.json(set);
+  }
+  try {
+    for (const hook of SIGNUP_CONFIRMATIONS[channel]) {
+      user = (await hook({
         c,
         s,
-        body,
-        existing!,
+        user,
         channel,
-        address,
-        data,
-        autoconfirm,
+        body,
         redirectTo,
-        lookedUp,
-        hooksOf(s)[channel],
-        { password: hash, data },
-      );
+        duplicate: false,
+        signup: {},
+      })) ?? user;
     }
-
-    await s.audit.record({
-      action: "user_signedup",
-      actorId: user.id,
-      actorUsername: user.email ?? user.phone ?? "",
-      logType: "team",
-      traits: { provider: channel },
-      ip: clientIp(c),
-    });
-    s.events.emit("signup", { method: channel });
-    await userCreated(s, user, clientIp(c));
-
-    if (autoconfirm) {
-      const set = await s.sessions.issue(user, {
-        method: "password",
-        ip: clientIp(c),
-        userAgent: c.req.header("user-agent"),
-      });
-      return c.json(set);
+  } catch (e) {
+    // As if the sign-up never happened (GoTrue rolls back its transaction),
+    // except when the mail server failed: the user stays, and POST /resend
+    // sends the confirmation once mail works again (issue 4).
+    if (!(e instanceof AuthError && e.errorCode === "email_send_failed")) {
+      await s.users.delete(user.id).catch(() => {});
     }
-    try {
-      for (const hook of hooksOf(s)[channel]) {
-        user = (await hook({
-          c,
-          s,
-          user,
-          channel,
-          body,
-          redirectTo,
-          duplicate: false,
-          signup: {},
-        })) ?? user;
-      }
-    } catch (e) {
-      // As if the sign-up never happened (GoTrue rolls back its transaction),
-      // except when the mail server failed: the user stays, and POST /resend
-      // sends the confirmation once mail works again (issue 4).
-      if (!(e instanceof AuthError && e.errorCode === "email_send_failed")) {
-        await s.users.delete(user.id).catch(() => {});
-      }
-      throw e;
-    }
-    const answer = userToJson(user, { identities: await s.users.listIdentities(user.id) });
-    recordFreshWork(s, channel, performance.now() - lookedUp);
-    return c.json(answer);
-  });
+    throw e;
+  }
+  const answer = userToJson(user, { identities: await s.users.listIdentities(user.id) });
+  recordFreshWork(s, channel, performance.now() - lookedUp);
+  return c.json(answer);
 }

@@ -1,43 +1,22 @@
 /**
- * POST /token?grant_type=...: the grant types dispatch through a per-server
- * map, so other endpoint groups add theirs with one call (`onGrant`, e.g.
- * `pkce`). Built in: `password` (e-mail or phone) and `refresh_token`.
+ * POST /token?grant_type=...: the grant types are the `GRANTS` table below,
+ * in the order the unsupported_grant_type answer names them: `password`
+ * (e-mail or phone), `refresh_token`, `pkce` (the code of a PKCE flow,
+ * auth/pkce.ts) and `id_token` (a native app's ID token, id_token.ts).
  */
-import type { Hono } from "../../deps.ts";
+import { exchangeAuthCode } from "../auth/pkce.ts";
+import { idTokenGrant } from "./id_token.ts";
 import { weakPasswordInfo } from "../auth/pwned.ts";
 import { passwordAttempt } from "../auth/hooks_install.ts";
 import { RefreshTokenReusedError } from "../auth/sessions.ts";
 import { normalizePhone, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, clientIp, type Ctx } from "./context.ts";
+import { clientIp, type Ctx } from "./context.ts";
 import { ApiError, AuthError, badRequest, unprocessable } from "./errors.ts";
 import { type Body, optString, readBody } from "./input.ts";
 
 /** Handles one grant type; answers with a Response (usually `c.json(tokenSet)`). */
 export type GrantHandler = (c: Ctx, body: Body, s: Services) => Promise<Response>;
-
-const grants = new WeakMap<Services, Map<string, GrantHandler>>();
-
-function grantsOf(s: Services): Map<string, GrantHandler> {
-  let g = grants.get(s);
-  if (!g) {
-    g = new Map<string, GrantHandler>([
-      ["password", passwordGrant],
-      ["refresh_token", refreshTokenGrant],
-    ]);
-    grants.set(s, g);
-  }
-  return g;
-}
-
-/**
- * Adds a grant type to this server's /token, e.g. from your route group:
- *
- *   onGrant(s, "pkce", async (c, body, s) => c.json(await exchangeAuthCode(...)));
- */
-export function onGrant(s: Services, grantType: string, handler: GrantHandler): void {
-  grantsOf(s).set(grantType, handler);
-}
 
 /**
  * A bcrypt cost-10 hash of a password nobody knows: an unknown user's sign-in
@@ -146,32 +125,57 @@ async function auditReuse(c: Ctx, s: Services, userId: string, sessionId: string
   });
 }
 
-/** POST /token. */
-export function tokenRoutes(app: Hono<AppEnv>, s: Services): void {
-  app.post("/token", async (c) => {
-    const body = await readBody(c);
-    const grantType = c.req.query("grant_type") ??
-      (typeof body.grant_type === "string" ? body.grant_type : "");
-    if (grantType === "web3") {
-      // Web3 sign-in is a GoTrue feature we do not have: answer as GoTrue does with it off
-      // (web3.go, before reading the body).
-      throw new ApiError(422, "web3_provider_disabled", "Web3 provider is disabled");
-    }
-    const table = grantsOf(s);
-    const handler = table.get(grantType);
-    if (!handler) {
-      throw new ApiError(
-        400,
-        "unsupported_grant_type",
-        grantType
-          ? `unsupported_grant_type: grant_type "${grantType.slice(0, 64)}" is not one of ${
-            [...table.keys()].join(", ")
-          }`
-          : `unsupported_grant_type: grant_type is required (one of ${
-            [...table.keys()].join(", ")
-          })`,
-      );
-    }
-    return await handler(c, body, s);
+/** The pkce grant: `auth_code` and `code_verifier` of a PKCE flow (auth/pkce.ts). */
+export async function pkceGrant(c: Ctx, body: Body, s: Services): Promise<Response> {
+  const set = await exchangeAuthCode(
+    s,
+    optString(body, "auth_code", 256) ?? "",
+    optString(body, "code_verifier", 256) ?? "",
+    clientIp(c),
+  );
+  const user = set.user as { id?: string; email?: string };
+  await s.audit.record({
+    action: "login",
+    actorId: user.id,
+    actorUsername: user.email ?? "",
+    logType: "account",
+    traits: { grant_type: "pkce" },
+    ip: clientIp(c),
   });
+  s.events.emit("signin", { method: "pkce" });
+  return c.json(set);
+}
+
+/** Every grant type of POST /token. */
+export const GRANTS: ReadonlyMap<string, GrantHandler> = new Map([
+  ["password", passwordGrant],
+  ["refresh_token", refreshTokenGrant],
+  ["pkce", pkceGrant],
+  ["id_token", idTokenGrant],
+]);
+
+/** POST /token. */
+export async function token(c: Ctx, s: Services): Promise<Response> {
+  const body = await readBody(c);
+  const grantType = c.req.query("grant_type") ??
+    (typeof body.grant_type === "string" ? body.grant_type : "");
+  if (grantType === "web3") {
+    // Web3 sign-in is a GoTrue feature we do not have: answer as GoTrue does with it off
+    // (web3.go, before reading the body).
+    throw new ApiError(422, "web3_provider_disabled", "Web3 provider is disabled");
+  }
+  const table = GRANTS;
+  const handler = table.get(grantType);
+  if (!handler) {
+    throw new ApiError(
+      400,
+      "unsupported_grant_type",
+      grantType
+        ? `unsupported_grant_type: grant_type "${grantType.slice(0, 64)}" is not one of ${
+          [...table.keys()].join(", ")
+        }`
+        : `unsupported_grant_type: grant_type is required (one of ${[...table.keys()].join(", ")})`,
+    );
+  }
+  return await handler(c, body, s);
 }

@@ -1,29 +1,24 @@
 /**
  * GET /user and PUT /user.
  *
- * PUT /user runs as a list of update steps over one `UserUpdate`: every step
- * reads the request and adds columns to `u.fields` (or work to `u.after`);
- * after all steps ran, the columns are written in ONE update and the `after`
- * callbacks run in order. Built in: `data` (merged into user_metadata; a null
- * value deletes the key, as GoTrue does) and `password` (strength check,
- * same_password, hashing; other sessions end).
- *
- * Other endpoint groups add steps with `onUserUpdate(s, step)` from their
- * route registration: the e-mail change, the phone change and the
- * reauthentication-nonce check. Registered steps run BEFORE the built-in
- * ones, in registration order, so a nonce check can refuse a password change
- * before anything is hashed.
+ * PUT /user runs the steps of `USER_UPDATE_STEPS` over one `UserUpdate`:
+ * every step reads the request and adds columns to `u.fields` (or work to
+ * `u.after`); after all steps ran, the columns are written in ONE update and
+ * the `after` callbacks run in order. The phone change lives in phone.ts, the
+ * reauthentication nonce, the e-mail change and the password notice in
+ * email_hooks.ts; `data` (merged into user_metadata; a null value deletes the
+ * key, as GoTrue does) and `password` (strength check, same_password,
+ * hashing; other sessions end) here. GET /user is user_profile.ts.
  */
-import type { Hono } from "../../deps.ts";
 import { checkPassword } from "../auth/pwned.ts";
 import type { UserFields, UserRow } from "../auth/users.ts";
 import { userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, type Caller, clientIp, type Ctx, requireUser } from "./context.ts";
+import { type Caller, callerOf, clientIp, type Ctx } from "./context.ts";
 import { ApiError, uniqueViolationAnswer, unprocessable } from "./errors.ts";
 import { type Body, checkObjectBounds, optObject, optString, readBody } from "./input.ts";
-import { userProfileResponse } from "./user_profile.ts";
-import { AAL2_UPDATE_MESSAGE, changesCredentials, requireAal2IfMfa } from "./aal.ts";
+import { emailChangeStep, nonceStep, passwordNoticeStep } from "./email_hooks.ts";
+import { phoneUpdateStep } from "./phone.ts";
 
 /** One PUT /user request in progress. */
 export interface UserUpdate {
@@ -58,20 +53,6 @@ export interface UserUpdate {
  * into `u.effects` or `u.after`.
  */
 export type UserUpdateStep = (u: UserUpdate) => Promise<void>;
-
-const steps = new WeakMap<Services, UserUpdateStep[]>();
-
-/**
- * THE PLACE TO ADD PUT /user BEHAVIOUR (e-mail change, phone change,
- * reauthentication nonce). Call it from your route group:
- *
- *   onUserUpdate(s, async (u) => { if (u.body.email) { ...; u.fields.email_change = ...; } });
- */
-export function onUserUpdate(s: Services, step: UserUpdateStep): void {
-  const list = steps.get(s) ?? [];
-  list.push(step);
-  steps.set(s, list);
-}
 
 /** The user as GET /user, PUT /user and the admin API answer it. */
 export async function userResponse(s: Services, user: UserRow): Promise<Record<string, unknown>> {
@@ -175,74 +156,82 @@ async function passwordStep(u: UserUpdate): Promise<void> {
   });
 }
 
-/** GET /user, PUT /user. */
-export function userRoutes(app: Hono<AppEnv>, s: Services): void {
-  // The kept answer when the user's profile revision is unchanged (user_profile.ts).
-  app.get("/user", (c) => userProfileResponse(c));
+/**
+ * The steps of PUT /user, in the order they run: what can refuse the request
+ * (the reauthentication nonce, an address taken by another user, a bad
+ * password) runs before what sends mail or hashes.
+ */
+export const USER_UPDATE_STEPS: readonly UserUpdateStep[] = [
+  phoneUpdateStep,
+  nonceStep,
+  emailChangeStep,
+  passwordNoticeStep,
+  dataStep,
+  passwordStep,
+];
 
-  app.put("/user", async (c) => {
-    const caller = await requireUser(c);
-    const body = await readBody(c);
-    if (changesCredentials(caller, body)) await requireAal2IfMfa(s, caller, AAL2_UPDATE_MESSAGE);
-    const u: UserUpdate = {
-      c,
-      s,
-      caller,
-      body,
-      user: caller.user,
-      fields: {},
-      password: optString(body, "password", 1024),
-      passwordChanged: false,
-      effects: [],
-      after: [],
-    };
-    // What can be refused without side effects is refused before any step sends a code or
-    // uses up a nonce, so a refused request changes nothing.
-    const data = optObject(body, "data");
-    const u0 = caller.user;
-    if (u.password && !(u0.is_anonymous && !u0.email && !u0.phone && !body.email && !body.phone)) {
-      await checkPassword(s, u.password);
+/** PUT /user. */
+export async function updateUser(c: Ctx, s: Services): Promise<Response> {
+  const caller = callerOf(c);
+  const body = await readBody(c);
+  const u: UserUpdate = {
+    c,
+    s,
+    caller,
+    body,
+    user: caller.user,
+    fields: {},
+    password: optString(body, "password", 1024),
+    passwordChanged: false,
+    effects: [],
+    after: [],
+  };
+  // What can be refused without side effects is refused before any step sends a code or
+  // uses up a nonce, so a refused request changes nothing.
+  const data = optObject(body, "data");
+  const u0 = caller.user;
+  if (u.password && !(u0.is_anonymous && !u0.email && !u0.phone && !body.email && !body.phone)) {
+    await checkPassword(s, u.password);
+  }
+  // With reauthentication on, the nonce step checks it after asking for the nonce (GoTrue's order).
+  if (!s.config.security.updatePasswordRequireReauthentication) await checkCurrentPassword(u);
+  for (const step of USER_UPDATE_STEPS) await step(u);
+  // Every step accepted the request: now the codes go out (PUT {phone, email: taken}
+  // used to send its SMS before the e-mail step refused it).
+  for (const fn of u.effects) await fn();
+  let user = caller.user;
+  if (Object.keys(u.fields).length) {
+    // The steps checked that no other user has the new e-mail or phone; one that took it
+    // since gets the answer it would get a moment later: 422 email_exists / phone_exists.
+    user = await s.users.updateMerging(
+      caller.user.id,
+      u.fields,
+      data
+        ? (current) => {
+          // Merged over the row as it is once locked: concurrent updates of the metadata
+          // each land, as they would one after the other.
+          u.fields.raw_user_meta_data = mergeMetadata(current.raw_user_meta_data ?? {}, data);
+          checkObjectBounds("data", u.fields.raw_user_meta_data);
+        }
+        : undefined,
+    ).catch((e) => {
+      throw uniqueViolationAnswer(e) ?? e;
+    }) ??
+      (() => {
+        throw new ApiError(404, "user_not_found", "User not found");
+      })();
+    if (!u.passwordChanged) {
+      await s.audit.record({
+        action: "user_modified",
+        actorId: user.id,
+        actorUsername: user.email ?? user.phone ?? "",
+        logType: "user",
+        ip: clientIp(c),
+      });
     }
-    // With reauthentication on, the nonce step checks it after asking for the nonce (GoTrue's order).
-    if (!s.config.security.updatePasswordRequireReauthentication) await checkCurrentPassword(u);
-    for (const step of [...(steps.get(s) ?? []), dataStep, passwordStep]) await step(u);
-    // Every step accepted the request: now the codes go out (PUT {phone, email: taken}
-    // used to send its SMS before the e-mail step refused it).
-    for (const fn of u.effects) await fn();
-    let user = caller.user;
-    if (Object.keys(u.fields).length) {
-      // The steps checked that no other user has the new e-mail or phone; one that took it
-      // since gets the answer it would get a moment later: 422 email_exists / phone_exists.
-      user = await s.users.updateMerging(
-        caller.user.id,
-        u.fields,
-        data
-          ? (current) => {
-            // Merged over the row as it is once locked: concurrent updates of the metadata
-            // each land, as they would one after the other.
-            u.fields.raw_user_meta_data = mergeMetadata(current.raw_user_meta_data ?? {}, data);
-            checkObjectBounds("data", u.fields.raw_user_meta_data);
-          }
-          : undefined,
-      ).catch((e) => {
-        throw uniqueViolationAnswer(e) ?? e;
-      }) ??
-        (() => {
-          throw new ApiError(404, "user_not_found", "User not found");
-        })();
-      if (!u.passwordChanged) {
-        await s.audit.record({
-          action: "user_modified",
-          actorId: user.id,
-          actorUsername: user.email ?? user.phone ?? "",
-          logType: "user",
-          ip: clientIp(c),
-        });
-      }
-    }
-    for (const fn of u.after) await fn(user);
-    // Steps may have written more (identities, one-time tokens): answer with the stored row.
-    const fresh = await s.users.findById(user.id) ?? user;
-    return c.json(await userResponse(s, fresh));
-  });
+  }
+  for (const fn of u.after) await fn(user);
+  // Steps may have written more (identities, one-time tokens): answer with the stored row.
+  const fresh = await s.users.findById(user.id) ?? user;
+  return c.json(await userResponse(s, fresh));
 }

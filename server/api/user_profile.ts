@@ -15,14 +15,14 @@
  * change made through any server process shows at the next request, a
  * signed-out session or a deleted user is refused at once.
  *
- * Errors and their order are requireUser's (context.ts): bad_jwt,
- * user_not_found, session_not_found.
+ * Errors and their order are requireUser's (context.ts): bad_jwt (the
+ * route's `jwt` middleware), user_not_found, session_not_found.
  */
 import type { FactorRow } from "../auth/mfa.ts";
 import { factorToJson } from "../auth/mfa.ts";
 import { type ProfileRevision, userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
-import { bearerToken, type Ctx, verifiedClaims } from "./context.ts";
+import { claimsOf, type Ctx } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { isUuid } from "./input.ts";
 
@@ -91,10 +91,9 @@ function refuse(
   }
 }
 
-/** GET /user's answer for the request's bearer token. */
-export async function userProfileResponse(c: Ctx): Promise<Response> {
-  const s = c.get("services");
-  const claims = await verifiedClaims(c, bearerToken(c));
+/** GET /user's answer for the bearer token the route's `jwt` middleware verified. */
+export async function userProfileResponse(c: Ctx, s: Services): Promise<Response> {
+  const claims = claimsOf(c);
   const sid = typeof claims.session_id === "string" && claims.session_id ? claims.session_id : null;
   const sidParam = sid !== null && isUuid(sid) ? sid : null;
   const cache = cacheOf(s);

@@ -18,7 +18,6 @@
  * `type`; `password` sets the password (required for signup when the user
  * has none).
  */
-import type { Hono } from "../../deps.ts";
 import { issueAuthCode } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import type { TokenSet } from "../auth/sessions.ts";
@@ -30,7 +29,7 @@ import {
   verifyEmailToken,
 } from "../mail/verify_email.ts";
 import type { Services } from "../services.ts";
-import { type AppEnv, clientIp, type Ctx } from "./context.ts";
+import { clientIp, type Ctx } from "./context.ts";
 import { AuthError, badRequest, statusOf } from "./errors.ts";
 import { optString, readBody } from "./input.ts";
 import { verifyByPhone } from "./phone.ts";
@@ -83,7 +82,8 @@ const OAUTH_ERROR: Record<number, string> = {
 const MSG_PARTIAL =
   "Confirmation link accepted. Please proceed to confirm link sent to the other email";
 
-async function verifyGet(c: Ctx, s: Services): Promise<Response> {
+/** GET /verify: the link of a mail; HEAD and prefetches are answered without consuming it. */
+export async function verifyGet(c: Ctx, s: Services): Promise<Response> {
   const type = c.req.query("type") ?? "";
   const token = c.req.query("token") ?? "";
   const asked = c.req.query("redirect_to");
@@ -161,7 +161,8 @@ async function verifyGet(c: Ctx, s: Services): Promise<Response> {
   );
 }
 
-async function verifyPost(c: Ctx, s: Services): Promise<Response> {
+/** POST /verify. */
+export async function verifyPost(c: Ctx, s: Services): Promise<Response> {
   const body = await readBody(c);
   // Checked in the order of GoTrue's VerifyParams.Validate, with its messages.
   const type = optString(body, "type", 32);
@@ -197,10 +198,4 @@ async function verifyPost(c: Ctx, s: Services): Promise<Response> {
   if (v.partial) return c.json({ msg: MSG_PARTIAL, code: 200 });
   const set = await session(c, s, v);
   return c.json({ ...set, type: v.type });
-}
-
-/** GET/HEAD and POST /verify. */
-export function verifyRoutes(app: Hono<AppEnv>, s: Services): void {
-  app.on(["GET", "HEAD"], "/verify", (c) => verifyGet(c, s));
-  app.post("/verify", (c) => verifyPost(c, s));
 }

@@ -1,14 +1,7 @@
 /**
- * Abuse protection by route, as middleware (so the endpoint files stay about
- * their endpoints): the per-client request limits, then the captcha.
- *
- * | route                         | limits                         | captcha            |
- * |-------------------------------|--------------------------------|--------------------|
- * | POST /token                   | token (RATE_LIMIT_TOKEN_REFRESH) | grant_type=password (query or body) |
- * | GET/POST /verify              | verify                         |                    |
- * | POST /otp, POST /magiclink    | otp                            | yes                |
- * | POST /signup                  | signup; anonymous when the body has no email and no phone | yes |
- * | POST /recover, POST /resend   |                                | yes                |
+ * Abuse protection as middleware of the route table (api/routes.ts names it
+ * per row): the per-client request limits and the captcha. A row lists them
+ * in the order they run, limits first, as GoTrue's api.go does.
  *
  * Hono keeps the body it read, so reading it here and again in the handler
  * works (tested). A caller with an admin bearer token skips the captcha, as in
@@ -19,56 +12,76 @@ import type { AppEnv, Ctx } from "../api/context.ts";
 import { type Body, readBody } from "../api/input.ts";
 import type { Services } from "../services.ts";
 import { captchaTokenOf, verifyCaptcha } from "./captcha.ts";
-import { type LimitName, overRequestRateLimit, RateLimiter } from "./rate_limit.ts";
+import { type LimitName, overRequestRateLimit } from "./rate_limit.ts";
 
-interface Plan {
-  limits: LimitName[];
-  captcha: boolean;
-  /** POST /signup: the anonymous limit applies to bodies without email and phone. */
-  signup: boolean;
-  /** POST /token without grant_type in the query: the captcha applies when the body's is password. */
-  grantInBody?: boolean;
+/** A middleware of the route table. */
+type Guard = MiddlewareHandler<AppEnv>;
+
+/** The rate-limit key: the RATE_LIMIT_HEADER value when set and sent, else the client IP. */
+export function rateKey(c: Ctx, s: Services): string {
+  const h = s.config.rateLimit.header;
+  const v = h ? c.req.header(h)?.trim() : undefined;
+  return v ? `h:${v.slice(0, 200)}` : `ip:${c.get("clientIp") || "unknown"}`;
 }
 
-/** What protects one request, or undefined. */
-export function planFor(
-  method: string,
-  path: string,
-  grantType: string | undefined,
-): Plan | undefined {
-  const p = path.length > 1 ? path.replace(/\/+$/, "") : path;
-  if (method === "POST") {
-    switch (p) {
-      case "/token":
-        // The grant type may also come in the body (token.ts reads both): undefined here
-        // means "look in the body", so moving it there does not skip the captcha.
-        return {
-          limits: ["token"],
-          captcha: grantType === undefined || grantType === "password",
-          signup: false,
-          grantInBody: grantType === undefined,
-        };
-      case "/verify":
-        return { limits: ["verify"], captcha: false, signup: false };
-      case "/otp":
-      case "/magiclink":
-        return { limits: ["otp"], captcha: true, signup: false };
-      case "/signup":
-        return { limits: ["signup"], captcha: true, signup: true };
-      case "/recover":
-      case "/resend":
-        return { limits: [], captcha: true, signup: false };
-    }
-  }
-  if (method === "GET" && p === "/verify") {
-    return { limits: ["verify"], captcha: false, signup: false };
-  }
-  return undefined;
+async function count(c: Ctx, name: LimitName): Promise<void> {
+  const s = c.get("services");
+  const hit = await s.limiter.hit(name, rateKey(c, s));
+  if (!hit.allowed) throw overRequestRateLimit(hit.retryAfterSec);
 }
+
+/**
+ * Counts the request against limit `name` (rate_limit.ts); 429
+ * over_request_rate_limit with Retry-After over it. A HEAD request, which
+ * hono answers with the GET row, counts against nothing: link scanners that
+ * open a mail's link first spend none of the user's requests.
+ */
+export function limit(name: LimitName): Guard {
+  return async (c, next) => {
+    if (c.req.method !== "HEAD") await count(c, name);
+    await next();
+  };
+}
+
+/** POST /signup: a body without email and phone (an anonymous sign-up) also counts as `anonymous`. */
+export const limitAnonymous: Guard = async (c, next) => {
+  const body = await readBody(c);
+  if (isAnonymousSignup(body)) await count(c, "anonymous");
+  await next();
+};
 
 function isAnonymousSignup(body: Body): boolean {
   const has = (v: unknown) => typeof v === "string" && v.trim() !== "";
   return !has(body.email) && !has(body.phone);
+}
+
+/**
+ * With SECURITY_CAPTCHA_ENABLED, the body's captcha token must pass the
+ * provider's check (captcha.ts) unless the caller has an admin bearer token;
+ * `when` narrows it to some requests of the route.
+ */
+export function captcha(when?: (c: Ctx) => boolean | Promise<boolean>): Guard {
+  return async (c, next) => {
+    const s = c.get("services");
+    if (s.config.security.captcha.enabled && (!when || await when(c))) {
+      const body = await readBody(c);
+      if (!(await callerIsAdmin(c, s))) {
+        await verifyCaptcha(s.config, captchaTokenOf(body), c.get("clientIp"));
+      }
+    }
+    await next();
+  };
+}
+
+/**
+ * POST /token: the password grant only. The grant type may come in the query
+ * or the body (token.ts reads both), so moving it to the body does not skip
+ * the captcha.
+ */
+export async function passwordGrant(c: Ctx): Promise<boolean> {
+  const inQuery = c.req.query("grant_type");
+  if (inQuery !== undefined) return inQuery === "password";
+  return (await readBody(c)).grant_type === "password";
 }
 
 async function callerIsAdmin(c: Ctx, s: Services): Promise<boolean> {
@@ -80,46 +93,4 @@ async function callerIsAdmin(c: Ctx, s: Services): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** The rate-limit key: the RATE_LIMIT_HEADER value when set and sent, else the client IP. */
-export function rateKey(c: Ctx, s: Services): string {
-  const h = s.config.rateLimit.header;
-  const v = h ? c.req.header(h)?.trim() : undefined;
-  return v ? `h:${v.slice(0, 200)}` : `ip:${c.get("clientIp") || "unknown"}`;
-}
-
-/** Builds the abuse-protection middleware of one server. */
-export function abuseProtection(s: Services): MiddlewareHandler<AppEnv> {
-  const limiter = new RateLimiter(s.config, s.db, s.clock);
-  const captcha = s.config.security.captcha;
-  return async (c, next) => {
-    const method = c.req.method;
-    // Only POST and GET requests are ever protected, and only POST /token reads grant_type:
-    // every other request skips the query-string parse.
-    if (method !== "POST" && method !== "GET") return await next();
-    const plan = planFor(
-      method,
-      c.req.path,
-      method === "POST" ? c.req.query("grant_type") : undefined,
-    );
-    if (!plan) return await next();
-    const key = rateKey(c, s);
-    for (const name of plan.limits) {
-      const hit = await limiter.hit(name, key);
-      if (!hit.allowed) throw overRequestRateLimit(hit.retryAfterSec);
-    }
-    const needCaptcha = captcha.enabled && plan.captcha;
-    if (!plan.signup && !needCaptcha) return await next();
-    const body = await readBody(c);
-    if (plan.grantInBody && body.grant_type !== "password") return await next();
-    if (plan.signup && isAnonymousSignup(body)) {
-      const hit = await limiter.hit("anonymous", key);
-      if (!hit.allowed) throw overRequestRateLimit(hit.retryAfterSec);
-    }
-    if (needCaptcha && !(await callerIsAdmin(c, s))) {
-      await verifyCaptcha(s.config, captchaTokenOf(body), c.get("clientIp"));
-    }
-    await next();
-  };
 }

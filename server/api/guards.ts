@@ -1,0 +1,90 @@
+/**
+ * Who may call a route: the authentication and assurance middleware that
+ * routes.ts names per row, as GoTrue's requireAuthentication,
+ * requireAdminCredentials and the aal checks of internal/api/user.go. Each
+ * puts what it verified into the context, where handlers read it with
+ * `callerOf(c)` or `claimsOf(c)` (context.ts).
+ */
+import type { MiddlewareHandler } from "../../deps.ts";
+import {
+  type AppEnv,
+  bearerToken,
+  type Caller,
+  callerOf,
+  requireAdmin,
+  requireUser,
+  verifiedClaims,
+} from "./context.ts";
+import { ApiError } from "./errors.ts";
+import { type Body, readBody } from "./input.ts";
+import { requireAal2IfMfa } from "./aal.ts";
+
+/** A middleware of the route table. */
+export type Guard = MiddlewareHandler<AppEnv>;
+
+/**
+ * A bearer token of an existing user whose session (when the token names
+ * one) still exists; 401 no_authorization, 403 bad_jwt, user_not_found,
+ * session_not_found, user_banned otherwise.
+ */
+export const user: Guard = async (c, next) => {
+  c.set("caller", await requireUser(c));
+  await next();
+};
+
+/**
+ * A verified bearer token with a UUID `sub`, nothing more: the handler
+ * checks the user and the session itself (GET /user reads them in the same
+ * statement as the answer, user_profile.ts).
+ */
+export const jwt: Guard = async (c, next) => {
+  c.set("claims", await verifiedClaims(c, bearerToken(c)));
+  await next();
+};
+
+/** A bearer token whose `role` is in JWT_ADMIN_ROLES; 403 not_admin otherwise. */
+export const admin: Guard = async (c, next) => {
+  c.set("claims", await requireAdmin(c));
+  await next();
+};
+
+/** A bearer token with the service role or an admin role (POST /invite); 403 not_admin otherwise. */
+export const serviceOrAdmin: Guard = async (c, next) => {
+  const s = c.get("services");
+  const claims = await s.jwt.verify(bearerToken(c));
+  const role = typeof claims.role === "string" ? claims.role : "";
+  if (role !== "service_role" && !s.config.jwt.adminRoles.includes(role)) {
+    throw new ApiError(403, "not_admin", "User not allowed");
+  }
+  c.set("claims", claims);
+  await next();
+};
+
+/**
+ * SECURITY_MANUAL_LINKING_ENABLED, else 404 manual_linking_disabled (GoTrue's
+ * requireManualLinkingEnabled, after the authentication).
+ */
+export const manualLinking: Guard = async (c, next) => {
+  if (!c.get("services").config.security.manualLinkingEnabled) {
+    throw new ApiError(404, "manual_linking_disabled", "Manual linking is disabled");
+  }
+  await next();
+};
+
+/**
+ * After `user`: once the user has a verified MFA factor, an aal2 session
+ * (401 insufficient_aal with `message`), for every request or, with `when`,
+ * for those whose body `when` picks (PUT /user: only credential changes).
+ */
+export function aal2(
+  message: string,
+  when?: (caller: Caller, body: Body) => boolean,
+): Guard {
+  return async (c, next) => {
+    const caller = callerOf(c);
+    if (!when || when(caller, await readBody(c))) {
+      await requireAal2IfMfa(c.get("services"), caller, message);
+    }
+    await next();
+  };
+}
