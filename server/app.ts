@@ -59,14 +59,14 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   if (opts.migrate !== false) {
     await migrate(db, (m) => log.info(m));
   }
-  const obs = new Observability(config, log);
+  const obs = await Observability.create(config, log);
   const services = await buildServices(config, obs.wrapDb(db), opts.clock ?? systemClock, log);
   if (ownDb) services.onClose.unshift(() => db.close());
   services.onClose.unshift(() => obs.shutdown());
   // Registered last, so it stops first: a pass under way ends before the database closes.
   services.onClose.push(() => services.cleanup.stop());
   try {
-    obs.attach(services.events, db);
+    await obs.attach(services.events, db);
   } catch (e) {
     for (const fn of [...services.onClose].reverse()) await fn();
     throw e;

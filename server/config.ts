@@ -13,34 +13,14 @@ import { ConfigReader, type Rate, type SettingDoc } from "./config_reader.ts";
 import { type HooksConfig, readHookSettings } from "./auth/hook_settings.ts";
 import { applyGoTrueAliases } from "./gotrue_aliases.ts";
 import { templateProblem } from "./mail/go_template.ts";
+import { PROVIDER_SPECS, type ProviderName, PROVIDERS } from "./providers/specs.ts";
 
 export type { Rate, SettingDoc };
 
 /** PGlite's data directory (and the generated JWT secret's) when DB_DATA_DIR is unset. */
 export const DEFAULT_DATA_DIR = "./.authsvc/data";
 
-/** The external OAuth providers, by the names GoTrue gives them. */
-export const PROVIDERS = [
-  "apple",
-  "azure",
-  "bitbucket",
-  "discord",
-  "facebook",
-  "figma",
-  "github",
-  "gitlab",
-  "google",
-  "keycloak",
-  "linkedin",
-  "notion",
-  "slack",
-  "snapchat",
-  "spotify",
-  "twitch",
-  "twitter",
-  "workos",
-] as const;
-export type ProviderName = typeof PROVIDERS[number];
+export { type ProviderName, PROVIDERS };
 
 /** Mail kinds, as `MAILER_SUBJECTS_<KIND>` / `MAILER_TEMPLATES_<KIND>` name them. */
 export const MAIL_KINDS = [
@@ -315,6 +295,7 @@ function readProviders(r: ConfigReader): Record<ProviderName, ProviderConfig> {
   const out = {} as Record<ProviderName, ProviderConfig>;
   for (const p of PROVIDERS) {
     const X = `EXTERNAL_${p.toUpperCase()}`;
+    const urlSetting = PROVIDER_SPECS[p].urlSetting ?? {};
     const enabled = r.bool(`${X}_ENABLED`, { doc: `enable sign-in with ${p}` });
     const pc: ProviderConfig = {
       enabled,
@@ -328,11 +309,9 @@ function readProviders(r: ConfigReader): Record<ProviderName, ProviderConfig> {
         doc: `where ${p} returns with code and state (this server's /callback)`,
       }),
       url: r.url(`${X}_URL`, {
-        required: enabled && p === "keycloak",
-        default: p === "gitlab" ? "https://gitlab.com" : "",
-        doc: p === "keycloak"
-          ? "realm URL (required when enabled)"
-          : `base URL override for ${p} (self-hosted instances, tests)`,
+        required: enabled && urlSetting.required === true,
+        default: urlSetting.default ?? "",
+        doc: urlSetting.doc ?? `base URL override for ${p} (self-hosted instances, tests)`,
       }),
     };
     // Kept as written (a trailing slash counts at the provider), but it must be a URL.

@@ -3,7 +3,7 @@
  * Runs bcrypt (and argon2 verification of imported hashes) off the main event
  * loop. Messages: {id, op: "hash", password, cost} | {id, op: "verify", password, hash}.
  */
-import { argon2Verify, bcrypt, bcryptVerify } from "../../deps.ts";
+import { argon2Verify, bcrypt, bcryptVerify } from "hash-wasm";
 
 interface Job {
   id: number;

@@ -5,8 +5,3 @@ export interface Clock {
 
 /** The system clock. */
 export const systemClock: Clock = { now: () => new Date() };
-
-/** Epoch seconds of a clock's now. */
-export function epochSeconds(clock: Clock): number {
-  return Math.floor(clock.now().getTime() / 1000);
-}

@@ -139,19 +139,6 @@ export async function withFlowState<T>(
   }
 }
 
-/** Stores provider tokens on a flow (external providers, after the callback). */
-export async function setFlowProviderTokens(
-  db: Db,
-  flowId: string,
-  tokens: { accessToken?: string; refreshToken?: string },
-): Promise<void> {
-  await flows(db).setProviderTokens(
-    flowId,
-    tokens.accessToken ?? null,
-    tokens.refreshToken ?? null,
-  );
-}
-
 /** Issues the auth code of a flow for `userId`; returns the code for `?code=`. */
 export async function issueAuthCode(
   db: Db,

@@ -5,7 +5,7 @@
  * `#` anywhere, so the text can follow `data:image/svg+xml;utf-8,` unencoded
  * (the way `@supabase/auth-js` shows GoTrue's `qr_code`).
  */
-import { QRCode } from "../../deps.ts";
+import QRCode from "qrcode";
 
 /** The part of the `qrcode` package this file uses. */
 interface QrMatrix {

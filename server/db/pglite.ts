@@ -2,7 +2,7 @@
  * Embedded PostgreSQL (PGlite, real PostgreSQL compiled to WASM): the
  * zero-setup default. One connection; PGlite serialises queries itself.
  */
-import { PGlite } from "../../deps.ts";
+import { PGlite } from "@electric-sql/pglite";
 import type { Db, Queryable } from "./db.ts";
 
 // deno-lint-ignore no-explicit-any

@@ -1,7 +1,8 @@
 /**
  * The mailer: renders a mail of one kind (subject from MAILER_SUBJECTS_<KIND>,
  * body from the MAILER_TEMPLATES_<KIND> URL or the built-in default) and sends
- * it over SMTP with nodemailer, From `SMTP_SENDER_NAME <SMTP_ADMIN_EMAIL>`.
+ * it over SMTP with nodemailer (loaded only when SMTP_HOST is set), From
+ * `SMTP_SENDER_NAME <SMTP_ADMIN_EMAIL>`.
  * Without SMTP_HOST it writes each message (recipient, subject, links) to the
  * log instead, and says so once at start.
  *
@@ -22,7 +23,6 @@
  * send nothing can take as long (no account enumeration by speed).
  */
 import type { DevInbox } from "../console/inbox.ts";
-import { nodemailer } from "../../deps.ts";
 import { AuthError } from "../auth/errors.ts";
 import type { Config, MailKind, NotificationKind } from "../config.ts";
 import type { Clock } from "../auth/clock.ts";
@@ -79,7 +79,8 @@ export function kindLabel(kind: MailKind): string {
 
 /** Renders and sends mails. */
 export class Mailer {
-  #transport: Transport | null;
+  /** The SMTP transport (nodemailer is loaded only with SMTP_HOST set). */
+  #transport: Promise<Transport> | null = null;
   #templates = new Map<string, { body: string | null; at: number }>();
   /** How long mails take to send, imitated by answers that send none (timing.ts). */
   readonly timing = new AnswerTiming();
@@ -95,9 +96,18 @@ export class Mailer {
     readonly limits: SendLimits,
     readonly clock: Clock,
   ) {
-    const smtp = config.smtp;
-    if (smtp.host) {
-      this.#transport = nodemailer.createTransport({
+    if (!config.smtp.host) {
+      log.warn("SMTP_HOST is not set: mails are written to the log instead of being sent");
+    } else {
+      // Loaded now, so the first mail does not wait for it; a failure shows at that mail.
+      this.#smtp().catch(() => {});
+    }
+  }
+
+  #smtp(): Promise<Transport> {
+    const smtp = this.config.smtp;
+    return this.#transport ??= import("nodemailer").then(({ default: nodemailer }) =>
+      nodemailer.createTransport({
         host: smtp.host,
         port: smtp.port,
         secure: smtp.port === 465,
@@ -105,16 +115,13 @@ export class Mailer {
         connectionTimeout: smtp.timeoutSec * 1000,
         greetingTimeout: smtp.timeoutSec * 1000,
         socketTimeout: smtp.timeoutSec * 1000,
-      }) as Transport;
-    } else {
-      this.#transport = null;
-      log.warn("SMTP_HOST is not set: mails are written to the log instead of being sent");
-    }
+      }) as Transport
+    );
   }
 
   /** True when mails are only logged (no SMTP_HOST). */
   get logOnly(): boolean {
-    return this.#transport === null;
+    return !this.config.smtp.host;
   }
 
   async #template(kind: MailKind): Promise<string | null> {
@@ -185,7 +192,7 @@ export class Mailer {
         const vars = typeof req.vars === "function" ? await req.vars() : req.vars;
         if (this.sendHook) return await this.sendHook(req, to, vars);
         const mail = await this.render(req.kind, vars);
-        if (!this.#transport) {
+        if (this.logOnly) {
           this.log.info("mail not sent (SMTP_HOST unset)", {
             kind: req.kind,
             to,
@@ -205,7 +212,8 @@ export class Mailer {
           return;
         }
         try {
-          await this.#transport.sendMail({
+          const transport = await this.#smtp();
+          await transport.sendMail({
             from: { name: this.config.smtp.senderName, address: this.config.smtp.adminEmail },
             to,
             subject: mail.subject,
@@ -273,7 +281,7 @@ export class Mailer {
     }
   }
 
-  close(): void {
-    this.#transport?.close?.();
+  async close(): Promise<void> {
+    (await this.#transport?.catch(() => null))?.close?.();
   }
 }

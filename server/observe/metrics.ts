@@ -11,15 +11,9 @@
  * so port 0 works in tests); `opentelemetry` pushes over OTLP/HTTP every
  * OTEL_METRIC_EXPORT_INTERVAL ms (default 60000).
  */
-import {
-  type Meter,
-  MeterProvider,
-  OTLPMetricExporterJson,
-  OTLPMetricExporterProto,
-  PeriodicExportingMetricReader,
-  PrometheusExporter,
-  PrometheusSerializer,
-} from "../../deps.ts";
+import type { Meter } from "../../deps.ts";
+import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import type { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
 import type { Config } from "../config.ts";
 import type { Events } from "../auth/events.ts";
 import type { Db } from "../db/db.ts";
@@ -56,21 +50,26 @@ export class Metrics {
     });
   }
 
-  /** Starts the configured exporter and subscribes to the domain events. */
-  static start(config: Config, events: Events, log: Logger, db?: Db): Metrics {
+  /**
+   * Starts the configured exporter (only its module is loaded) and subscribes
+   * to the domain events.
+   */
+  static async start(config: Config, events: Events, log: Logger, db?: Db): Promise<Metrics> {
     const resource = otelResource(config);
     let m: Metrics;
     if (config.metrics.exporter === "prometheus") {
-      const exporter = new PrometheusExporter({ preventServerStart: true });
+      const prometheus = await import("@opentelemetry/exporter-prometheus");
+      const exporter = new prometheus.PrometheusExporter({ preventServerStart: true });
       const provider = new MeterProvider({ resource, readers: [exporter] });
       m = new Metrics(provider, provider.getMeter("authsvc", VERSION));
-      m.#servePrometheus(config, exporter, log);
+      m.#servePrometheus(config, exporter, new prometheus.PrometheusSerializer(), log);
     } else {
       const o = otlpOptions(config, "metrics", log);
       const opts = { url: o.url, headers: o.headers, timeoutMillis: o.timeoutMillis };
-      const exporter = o.protocol === "http/json"
-        ? new OTLPMetricExporterJson(opts)
-        : new OTLPMetricExporterProto(opts);
+      const { OTLPMetricExporter } = o.protocol === "http/json"
+        ? await import("@opentelemetry/exporter-metrics-otlp-http")
+        : await import("@opentelemetry/exporter-metrics-otlp-proto");
+      const exporter = new OTLPMetricExporter(opts);
       const interval = otelInt(config, "OTEL_METRIC_EXPORT_INTERVAL", 60000);
       const reader = new PeriodicExportingMetricReader({
         exporter,
@@ -207,8 +206,12 @@ export class Metrics {
     }).addCallback((r) => r.observe((performance.now() - started) / 1000));
   }
 
-  #servePrometheus(config: Config, exporter: PrometheusExporter, log: Logger): void {
-    const serializer = new PrometheusSerializer();
+  #servePrometheus(
+    config: Config,
+    exporter: PrometheusExporter,
+    serializer: PrometheusSerializer,
+    log: Logger,
+  ): void {
     const ac = new AbortController();
     const { prometheusHost: hostname, prometheusPort: port } = config.metrics;
     let server: Deno.HttpServer<Deno.NetAddr>;

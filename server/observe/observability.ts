@@ -2,24 +2,33 @@
  * The observers of one server, built from Config: tracing and metrics when
  * enabled. `app.ts` wraps the database with `wrapDb` before building the
  * services, calls `attach` once the services exist, and mounts
- * `requestObserver` (observe/request.ts) first of all middleware.
+ * `requestObserver` (observe/request.ts) first of all middleware. The
+ * OpenTelemetry SDK is loaded only when one of them is enabled.
  */
 import type { Config } from "../config.ts";
 import type { Db } from "../db/db.ts";
 import type { Events } from "../auth/events.ts";
 import type { Logger } from "./log.ts";
-import { Metrics } from "./metrics.ts";
-import { setupDiagnostics } from "./otel.ts";
-import { Tracing } from "./tracing.ts";
+import type { Metrics } from "./metrics.ts";
+import type { Tracing } from "./tracing.ts";
 
 /** Tracing and metrics of one server (each undefined when disabled). */
 export class Observability {
   tracing?: Tracing;
   metrics?: Metrics;
 
-  constructor(readonly config: Config, readonly log: Logger) {
-    if (config.tracing.enabled || config.metrics.enabled) setupDiagnostics(config, log);
-    if (config.tracing.enabled) this.tracing = new Tracing(config, log);
+  private constructor(readonly config: Config, readonly log: Logger) {}
+
+  /** Starts tracing when enabled. */
+  static async create(config: Config, log: Logger): Promise<Observability> {
+    const obs = new Observability(config, log);
+    if (config.tracing.enabled || config.metrics.enabled) {
+      (await import("./otel.ts")).setupDiagnostics(config, log);
+    }
+    if (config.tracing.enabled) {
+      obs.tracing = await (await import("./tracing.ts")).Tracing.start(config, log);
+    }
+    return obs;
   }
 
   /** The database, traced when tracing is on. */
@@ -28,9 +37,10 @@ export class Observability {
   }
 
   /** Starts metrics (subscribing to the domain events and the database pool's). */
-  attach(events: Events, db?: Db): void {
+  async attach(events: Events, db?: Db): Promise<void> {
     if (this.config.metrics.enabled) {
-      this.metrics = Metrics.start(this.config, events, this.log, db);
+      const { Metrics } = await import("./metrics.ts");
+      this.metrics = await Metrics.start(this.config, events, this.log, db);
     }
   }
 

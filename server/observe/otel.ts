@@ -4,7 +4,8 @@
  * exporter options read from the standard OTEL_EXPORTER_OTLP_* variables, and
  * DEBUG=true routing the SDK's own diagnostics (exporter failures) to the log.
  */
-import { diag, DiagLogLevel, type Resource, resourceFromAttributes } from "../../deps.ts";
+import { diag, DiagLogLevel } from "../../deps.ts";
+import { type Resource, resourceFromAttributes } from "@opentelemetry/resources";
 import type { Config } from "../config.ts";
 import { NAME, VERSION } from "../version.ts";
 import type { Logger } from "./log.ts";

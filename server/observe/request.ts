@@ -15,7 +15,6 @@ import { setHeaderAfter } from "../api/headers.ts";
 import { resolveClientIp } from "../security/client_ip.ts";
 import { type RequestStore, requestStore } from "./log.ts";
 import type { Observability } from "./observability.ts";
-import { otelRoute } from "./tracing.ts";
 import { SpanStatusCode } from "../../deps.ts";
 import type { QueryScope } from "../db/pg/connection.ts";
 import type { Logger } from "./log.ts";
@@ -56,6 +55,11 @@ class RequestDbScope implements QueryScope {
 }
 
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
+
+/** Hono's `/admin/users/:user_id` (or `:id{[0-9]+}`) as `/admin/users/{user_id}`. */
+export function otelRoute(honoPath: string): string {
+  return honoPath.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?\??/g, "{$1}");
+}
 
 /** The parametrised route that answers this request (`/admin/users/{user_id}`), or "". */
 export function routeOf(c: Ctx): string {

@@ -9,10 +9,6 @@
  */
 import {
   type Attributes,
-  BasicTracerProvider,
-  BatchSpanProcessor,
-  OTLPTraceExporterJson,
-  OTLPTraceExporterProto,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
@@ -20,16 +16,16 @@ import {
   trace,
   type Tracer,
 } from "../../deps.ts";
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  type SpanExporter,
+} from "@opentelemetry/sdk-trace-base";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import { VERSION } from "../version.ts";
 import { type Logger, requestStore } from "./log.ts";
 import { otelInt, otelResource, otlpOptions } from "./otel.ts";
-
-/** Hono's `/admin/users/:user_id` (or `:id{[0-9]+}`) as `/admin/users/{user_id}`. */
-export function otelRoute(honoPath: string): string {
-  return honoPath.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?\??/g, "{$1}");
-}
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
@@ -38,12 +34,19 @@ export class Tracing {
   readonly tracer: Tracer;
   readonly #provider: BasicTracerProvider;
 
-  constructor(config: Config, log: Logger) {
+  /** Starts tracing with the configured OTLP exporter (only its module is loaded). */
+  static async start(config: Config, log: Logger): Promise<Tracing> {
     const o = otlpOptions(config, "traces", log);
     const exporterOpts = { url: o.url, headers: o.headers, timeoutMillis: o.timeoutMillis };
-    const exporter = o.protocol === "http/json"
-      ? new OTLPTraceExporterJson(exporterOpts)
-      : new OTLPTraceExporterProto(exporterOpts);
+    const { OTLPTraceExporter } = o.protocol === "http/json"
+      ? await import("@opentelemetry/exporter-trace-otlp-http")
+      : await import("@opentelemetry/exporter-trace-otlp-proto");
+    const tracing = new Tracing(config, new OTLPTraceExporter(exporterOpts));
+    log.info("tracing enabled", { exporter: "otlp", protocol: o.protocol, endpoint: o.url });
+    return tracing;
+  }
+
+  private constructor(config: Config, exporter: SpanExporter) {
     this.#provider = new BasicTracerProvider({
       resource: otelResource(config),
       spanProcessors: [
@@ -57,7 +60,6 @@ export class Tracing {
     });
     this.tracer = this.#provider.getTracer("authsvc", VERSION);
     installFetchTracing();
-    log.info("tracing enabled", { exporter: "otlp", protocol: o.protocol, endpoint: o.url });
   }
 
   /** Starts the server span of a request (ended by the caller). */

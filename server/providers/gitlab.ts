@@ -22,6 +22,7 @@ export const gitlab: ProviderSpec = {
   scopes: ["read_user"],
   authScheme: "request_body",
   pkce: true,
+  urlSetting: { default: "https://gitlab.com" },
   async fetchUser(ctx) {
     const u = await getJson(ctx, `${ctx.endpoints.api}/user`);
     const list = await getJson<Record<string, unknown>[]>(ctx, `${ctx.endpoints.api}/user/emails`);

@@ -30,6 +30,7 @@ export const google: ProviderSpec = {
   scopes: ["openid", "email", "profile"],
   authScheme: "request_body",
   pkce: true,
+  idTokenOptional: true,
   async fetchUser(ctx) {
     const claims = ctx.idClaims ?? await getJson<Record<string, unknown>>(ctx, ctx.endpoints.api);
     const user = userFromClaims(claims, "https://accounts.google.com");

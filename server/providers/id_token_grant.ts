@@ -17,7 +17,7 @@ import type { Config, ProviderConfig, ProviderName } from "../config.ts";
 import { jose } from "../../deps.ts";
 import { verifyIdToken } from "./id_token.ts";
 import { userFromClaims } from "./oidc_claims.ts";
-import { PROVIDER_SPECS } from "./registry.ts";
+import { PROVIDER_SPECS } from "./specs.ts";
 import { chooseBase, type IdTokenRules, ProviderError, type ProviderUser } from "./types.ts";
 
 /** Providers whose ID tokens the id_token grant accepts. */

@@ -35,6 +35,7 @@ export const keycloak: ProviderSpec = {
   scopes: ["openid", "profile", "email"],
   authScheme: "basic_auth",
   pkce: true,
+  urlSetting: { required: true, doc: "realm URL (required when enabled)" },
   async fetchUser(ctx) {
     const info = await getJson(ctx, ctx.endpoints.api);
     if (ctx.idClaims && info.sub !== ctx.idClaims.sub) {

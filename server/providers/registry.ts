@@ -1,53 +1,14 @@
 /**
- * Every provider and the two steps every one of them takes on the
+ * The enabled providers (of specs.ts) and the two steps every one of them takes on the
  * client library: the authorization URL (`client.authCode.authorizeUrl`) and
  * the callback (`client.authCode.getToken`, ID-token verification, user info).
  */
 import { type AccessToken, Client, type Logger as ClientLogger, OAuthError } from "../../mod.ts";
 import type { Config, ProviderConfig, ProviderName } from "../config.ts";
 import type { Logger } from "../observe/log.ts";
-import { apple } from "./apple.ts";
-import { azure } from "./azure.ts";
-import { bitbucket } from "./bitbucket.ts";
-import { discord } from "./discord.ts";
-import { facebook } from "./facebook.ts";
-import { figma } from "./figma.ts";
-import { github } from "./github.ts";
-import { gitlab } from "./gitlab.ts";
-import { google } from "./google.ts";
 import { verifyIdToken } from "./id_token.ts";
-import { keycloak } from "./keycloak.ts";
-import { linkedin } from "./linkedin.ts";
-import { notion } from "./notion.ts";
-import { slack } from "./slack.ts";
-import { snapchat } from "./snapchat.ts";
-import { spotify } from "./spotify.ts";
-import { twitch } from "./twitch.ts";
-import { twitter } from "./twitter.ts";
+import { PROVIDER_SPECS } from "./specs.ts";
 import { type Endpoints, ProviderError, type ProviderSpec, type ProviderUser } from "./types.ts";
-import { workos } from "./workos.ts";
-
-/** Every provider, by name. */
-export const PROVIDER_SPECS: Record<ProviderName, ProviderSpec> = {
-  apple,
-  azure,
-  bitbucket,
-  discord,
-  facebook,
-  figma,
-  github,
-  gitlab,
-  google,
-  keycloak,
-  linkedin,
-  notion,
-  slack,
-  snapchat,
-  spotify,
-  twitch,
-  twitter,
-  workos,
-};
 
 /** Query parameters of `/authorize` that are ours, never passed to the provider. */
 const RESERVED = new Set([
@@ -115,8 +76,9 @@ export class ExternalProvider {
       if (s && !scopes.includes(s)) scopes.push(s);
     }
     const params: Record<string, unknown> = {};
+    const aliases = this.spec.queryAliases ?? {};
     for (const [k, v] of opts.extra ?? []) {
-      if (this.spec.name === "workos" && k === "workos_provider") params.provider = v;
+      if (Object.hasOwn(aliases, k)) params[aliases[k]] = v;
       else if (!RESERVED.has(k.toLowerCase())) params[k] = v;
     }
     Object.assign(params, this.spec.authorizeParams, {
@@ -164,7 +126,7 @@ export class ExternalProvider {
         now: opts.now,
         jwksCooldownSec: this.jwksCooldownSec,
       });
-    } else if (this.endpoints.idToken && this.spec.name !== "google") {
+    } else if (this.endpoints.idToken && !this.spec.idTokenOptional) {
       throw new ProviderError(`${this.spec.name} sent no ID token`);
     }
     const user = await this.spec.fetchUser({
@@ -206,7 +168,7 @@ export class ProviderRegistry {
     return this.#providers.get(name.toLowerCase() as ProviderName);
   }
 
-  /** Whether `name` is one of the providers at all. */
+  /** Whether `name` is one of the providers of specs.ts at all. */
   static known(name: string): name is ProviderName {
     return Object.hasOwn(PROVIDER_SPECS, name.toLowerCase());
   }

@@ -10,7 +10,8 @@
  * `client.authCode.getToken` and reads the user with `AccessToken.get`.
  */
 import type { AccessToken, AuthScheme, Client } from "../../mod.ts";
-import type { ProviderConfig, ProviderName } from "../config.ts";
+import type { ProviderConfig } from "../config.ts";
+import type { ProviderName } from "./specs.ts";
 
 /** One e-mail address a provider reports for the user. */
 export interface ProviderEmail {
@@ -86,6 +87,27 @@ export interface ProviderSpec {
   tokenHeaders?: Record<string, string>;
   /** The provider may not tell an e-mail address at all (snapchat). */
   emailOptional?: boolean;
+  /**
+   * The token answer may lack the ID token although the provider issues them
+   * (google, without the `openid` scope): `fetchUser` then reads the
+   * user-info endpoint. Otherwise a missing ID token fails the sign-in.
+   */
+  idTokenOptional?: boolean;
+  /**
+   * Query parameters of `/authorize` passed on to the provider under another
+   * name, because the name is one of ours (workos: `workos_provider` is sent
+   * as `provider`).
+   */
+  queryAliases?: Record<string, string>;
+  /** How EXTERNAL_<NAME>_URL reads (default: an optional base-URL override). */
+  urlSetting?: {
+    /** Required when the provider is enabled (keycloak's realm URL). */
+    required?: boolean;
+    /** The value when unset. */
+    default?: string;
+    /** The setting's description in docs/settings.md. */
+    doc?: string;
+  };
   /** Reads the user from the provider's answers. */
   fetchUser(ctx: UserInfoContext): Promise<ProviderUser>;
 }

@@ -20,6 +20,7 @@ export const workos: ProviderSpec = {
   scopes: [],
   authScheme: "request_body",
   pkce: false,
+  queryAliases: { workos_provider: "provider" },
   fetchUser({ token, endpoints }) {
     const p = obj(token.params.profile);
     if (!str(p.id)) return Promise.reject(new ProviderError("workos sent no profile"));

@@ -73,19 +73,6 @@ export class FlowStateStore {
     await q.query(`DELETE FROM ${this.#flows} WHERE id = $1`, [id]);
   }
 
-  async setProviderTokens(
-    id: string,
-    accessToken: string | null,
-    refreshToken: string | null,
-    q: Queryable = this.#db,
-  ): Promise<void> {
-    await q.query(
-      `UPDATE ${this.#flows} SET provider_access_token = $2, provider_refresh_token = $3,
-         updated_at = now() WHERE id = $1`,
-      [id, accessToken, refreshToken],
-    );
-  }
-
   /** Sets the flow's auth code (its hash) and user; false when the flow does not exist. */
   async setAuthCode(
     id: string,

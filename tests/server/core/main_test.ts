@@ -1,7 +1,11 @@
 /** server/main.ts as a process: the command line, configuration errors, migrate, shutdown. */
 import assert from "node:assert/strict";
 import { freePort, runServerCommand, startServerProcess } from "../../helpers/process.ts";
-import { VERSION } from "../../../server/version.ts";
+import { VERSION as CLIENT_VERSION } from "../../../mod.ts";
+
+/** The version deno.json gives, the one place it is written. */
+const VERSION: string =
+  JSON.parse(await Deno.readTextFile(new URL("../../../deno.json", import.meta.url))).version;
 
 Deno.test("main --help lists the commands; version prints the version", async () => {
   const help = await runServerCommand(["--help"]);
@@ -12,6 +16,8 @@ Deno.test("main --help lists the commands; version prints the version", async ()
   const v = await runServerCommand(["version"]);
   assert.equal(v.code, 0);
   assert.equal(v.stdout.trim(), VERSION);
+  // The client library cannot import deno.json (npm and browser builds): it must say the same.
+  assert.equal(CLIENT_VERSION, VERSION);
   const bad = await runServerCommand(["frobnicate"]);
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /frobnicate/);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startTestServer } from "../../helpers/server.ts";
 import { startOtlpCollector } from "../../helpers/otlp_collector.ts";
-import { otelRoute } from "../../../server/observe/tracing.ts";
+import { otelRoute } from "../../../server/observe/request.ts";
 import { VERSION } from "../../../server/version.ts";
 import { startFakeCaptcha } from "./_helpers.ts";
 import { call, uniqueEmail } from "../../helpers/http.ts";

@@ -5,7 +5,7 @@
  * ID-token issuers of the real services.
  */
 import assert from "node:assert/strict";
-import { PROVIDER_SPECS } from "../../../server/providers/registry.ts";
+import { PROVIDER_SPECS } from "../../../server/providers/specs.ts";
 
 const DEFAULTS: Record<string, { authorize: string; token: string; api: string; jwks?: string }> = {
   apple: {
