@@ -80,6 +80,7 @@ export type Handler = (c: Ctx, s: Services) => Response | Promise<Response>;
 /** One row: method, path, middleware in the order it runs, handler. */
 export type Route = readonly [Method, string, readonly Guard[], Handler];
 
+/** Every endpoint of the server. */
 // deno-fmt-ignore
 export const ROUTES: readonly Route[] = [
   // method  path                                     middleware                                  handler
