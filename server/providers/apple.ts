@@ -34,6 +34,7 @@ export const apple: ProviderSpec = {
   authScheme: "request_body",
   pkce: false,
   authorizeParams: { response_mode: "form_post" },
+  nativeIdToken: { hashedNonce: true, user: "spec" },
   fetchUser({ idClaims, endpoints, callback }) {
     if (!idClaims) return Promise.reject(new ProviderError("apple sent no ID token"));
     const email = str(idClaims.email);

@@ -58,6 +58,7 @@ export const azure: ProviderSpec = {
   scopes: ["openid", "email", "profile"],
   authScheme: "request_body",
   pkce: true,
+  nativeIdToken: { hashedNonce: true, user: "spec" },
   fetchUser({ idClaims }) {
     if (!idClaims) return Promise.reject(new ProviderError("azure sent no ID token"));
     const email = str(idClaims.email);

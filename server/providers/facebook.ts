@@ -33,6 +33,20 @@ export const facebook: ProviderSpec = {
   scopes: ["email"],
   authScheme: "request_body",
   pkce: false,
+  nativeIdToken: {
+    // Limited Login (developers.facebook.com/docs/facebook-login/limited-login/token/validating):
+    // its own issuer and key set; the nonce is put in as given, so GoTrue skips it; the tokens
+    // carry only addresses Facebook has confirmed.
+    rules(url) {
+      const base = chooseBase(url, "");
+      return base ? { jwksUri: `${base}/.well-known/oauth/openid/jwks/`, issuer: base } : {
+        jwksUri: "https://limited.facebook.com/.well-known/oauth/openid/jwks/",
+        issuer: "https://www.facebook.com",
+      };
+    },
+    hashedNonce: false,
+    user: { claims: { emailVerified: true } },
+  },
   async fetchUser(ctx) {
     const u = await getJson(ctx, `${ctx.endpoints.api}/me`, {
       params: {

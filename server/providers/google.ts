@@ -31,6 +31,7 @@ export const google: ProviderSpec = {
   authScheme: "request_body",
   pkce: true,
   idTokenOptional: true,
+  nativeIdToken: { hashedNonce: true, user: "spec" },
   async fetchUser(ctx) {
     const claims = ctx.idClaims ?? await getJson<Record<string, unknown>>(ctx, ctx.endpoints.api);
     const user = userFromClaims(claims, "https://accounts.google.com");

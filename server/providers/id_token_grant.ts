@@ -8,21 +8,36 @@
  * provider user, which signs in (or is created, or linked by a verified
  * address) exactly as after the redirect flow (providers/accounts.ts).
  *
- * Providers: apple, google, azure, facebook (Limited Login), keycloak. Each
- * one's issuer and key URL follow EXTERNAL_<X>_URL when set (self-hosted
- * realms, tests), as in the redirect flow.
+ * Providers: those whose spec has `nativeIdToken` (apple, google, azure,
+ * facebook Limited Login and keycloak today). Each one's issuer and key URL
+ * follow EXTERNAL_<X>_URL when set (self-hosted realms, tests), as in the
+ * redirect flow.
  */
 import { AuthError } from "../auth/errors.ts";
 import type { Config, ProviderConfig, ProviderName } from "../config.ts";
 import { jose } from "../../deps.ts";
 import { verifyIdToken } from "./id_token.ts";
 import { userFromClaims } from "./oidc_claims.ts";
-import { PROVIDER_SPECS } from "./specs.ts";
-import { chooseBase, type IdTokenRules, ProviderError, type ProviderUser } from "./types.ts";
+import { PROVIDER_SPECS, PROVIDERS } from "./specs.ts";
+import {
+  type IdTokenRules,
+  type NativeIdToken,
+  ProviderError,
+  type ProviderUser,
+} from "./types.ts";
 
-/** Providers whose ID tokens the id_token grant accepts. */
-export const ID_TOKEN_PROVIDERS = ["apple", "google", "azure", "facebook", "keycloak"] as const;
-export type IdTokenProvider = typeof ID_TOKEN_PROVIDERS[number];
+/** Providers whose ID tokens the id_token grant accepts: the specs with `nativeIdToken`. */
+export const ID_TOKEN_PROVIDERS: readonly ProviderName[] = PROVIDERS.filter((p) =>
+  PROVIDER_SPECS[p].nativeIdToken !== undefined
+);
+export type IdTokenProvider = ProviderName;
+
+/** The native ID-token rules of a provider the grant accepts. */
+function nativeOf(provider: IdTokenProvider): NativeIdToken {
+  const native = PROVIDER_SPECS[provider].nativeIdToken;
+  if (!native) throw new Error(`${provider} has no native ID-token sign-in`);
+  return native;
+}
 
 /** The parameters of the grant, as auth-js sends them. */
 export interface IdTokenGrantParams {
@@ -33,18 +48,10 @@ export interface IdTokenGrantParams {
   accessToken?: string;
 }
 
-/** Facebook Limited Login's issuer and key set (developers.facebook.com/docs/facebook-login/limited-login/token/validating). */
-function facebookRules(url: string): IdTokenRules {
-  const base = chooseBase(url, "");
-  return base ? { jwksUri: `${base}/.well-known/oauth/openid/jwks/`, issuer: base } : {
-    jwksUri: "https://limited.facebook.com/.well-known/oauth/openid/jwks/",
-    issuer: "https://www.facebook.com",
-  };
-}
-
 /** The ID-token rules of a provider under its settings. */
 export function idTokenRules(provider: IdTokenProvider, settings: ProviderConfig): IdTokenRules {
-  if (provider === "facebook") return facebookRules(settings.url);
+  const own = nativeOf(provider).rules;
+  if (own) return own(settings.url);
   const rules = PROVIDER_SPECS[provider].endpoints(settings.url).idToken;
   if (!rules) throw new Error(`${provider} has no ID-token rules`);
   return rules;
@@ -135,7 +142,7 @@ export async function verifyGrantIdToken(
   if (typeof p.issuer === "string" && p.issuer && p.issuer !== claims.iss) {
     throw invalid("Provided issuer does not match ID token issuer");
   }
-  if (provider !== "facebook") { // Limited Login puts the nonce in as given; GoTrue skips it
+  if (nativeOf(provider).hashedNonce) {
     const tokenNonce = typeof claims.nonce === "string" ? claims.nonce : "";
     const sent = p.nonce ?? "";
     if (!!tokenNonce !== !!sent) {
@@ -178,20 +185,16 @@ async function userOf(
   claims: Record<string, unknown>,
 ): Promise<ProviderUser> {
   const iss = String(claims.iss);
-  if (provider === "keycloak" || provider === "facebook") {
-    // Limited Login tokens carry only addresses Facebook has confirmed (GoTrue trusts them too).
-    const user = userFromClaims(
-      claims,
-      iss,
-      provider === "facebook" ? { emailVerified: true } : {},
-    );
+  const how = nativeOf(provider).user;
+  if (how !== "spec") {
+    const user = userFromClaims(claims, iss, how.claims);
     const custom: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(claims)) if (!REGISTERED.has(k)) custom[k] = v;
     if (Object.keys(custom).length) user.customClaims = custom;
     return user;
   }
-  // apple, google and azure read the user from the verified claims alone when they have
-  // them (their redirect-flow mapping, with the same e-mail verification rules).
+  // The redirect flow's mapping reads the user from the verified claims alone when they have
+  // them, with the same e-mail verification rules.
   const spec = PROVIDER_SPECS[provider];
   return await spec.fetchUser({
     client: undefined as never,

@@ -36,6 +36,7 @@ export const keycloak: ProviderSpec = {
   authScheme: "basic_auth",
   pkce: true,
   urlSetting: { required: true, doc: "realm URL (required when enabled)" },
+  nativeIdToken: { hashedNonce: true, user: { claims: {} } },
   async fetchUser(ctx) {
     const info = await getJson(ctx, ctx.endpoints.api);
     if (ctx.idClaims && info.sub !== ctx.idClaims.sub) {

@@ -108,8 +108,28 @@ export interface ProviderSpec {
     /** The setting's description in docs/settings.md. */
     doc?: string;
   };
+  /**
+   * Native sign-in with the provider's ID token (`grant_type=id_token`, auth-js
+   * signInWithIdToken); absent for providers that cannot.
+   */
+  nativeIdToken?: NativeIdToken;
   /** Reads the user from the provider's answers. */
   fetchUser(ctx: UserInfoContext): Promise<ProviderUser>;
+}
+
+/** How a provider's ID tokens are accepted by the id_token grant. */
+export interface NativeIdToken {
+  /** Issuer and key set when they differ from the redirect flow's `endpoints(url).idToken`. */
+  rules?(baseUrl: string): IdTokenRules;
+  /** The token's `nonce` is the SHA-256 of the app's nonce, checked both-or-neither (GoTrue). */
+  hashedNonce: boolean;
+  /**
+   * How the user is read: `spec` through the redirect flow's `fetchUser` with
+   * the verified claims, `claims` straight from the standard claims (custom
+   * claims kept), with `emailVerified` when the provider only issues confirmed
+   * addresses.
+   */
+  user: "spec" | { claims: { emailVerified?: boolean } };
 }
 
 /** Raised for an unusable provider answer; `/callback` turns it into an error redirect. */
