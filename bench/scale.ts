@@ -30,6 +30,8 @@ const arg = (name: string, dflt: number) =>
 const USERS = arg("users", 1_000_000);
 const TOKENS_PER_SESSION = arg("tokens-per-session", 5);
 const DURATION = arg("duration", 10);
+/** Rounds of measurement on each side (small tables, loaded tables), alternating. */
+const ROUNDS = arg("rounds", 3);
 const CONNECTIONS = 32;
 const PASSWORD_CONNECTIONS = 8;
 const DB_URL = Deno.env.get("BENCH_DATABASE_URL") || postgresUrl();
@@ -57,138 +59,173 @@ export async function scaleMain(): Promise<number> {
   const results: Record<string, WrkResult> = {};
   const timings: Record<string, number> = {};
   const plans: Record<string, string> = {};
+  const env = {
+    DATABASE_URL: DB_URL,
+    AUTHSVC_MAILER_AUTOCONFIRM: "true",
+    AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: "1000000000/1h",
+    AUTHSVC_RATE_LIMIT_SIGNUP: "1000000000/1h",
+    // The loaded rows are alive; no background cleanup during the measurements.
+    AUTHSVC_CLEANUP_INTERVAL: "0",
+    LOG_LEVEL: "error",
+  };
+  const POOL = CONNECTIONS * 2;
+  /** A namespace with its two servers, fixture users and one pool of refresh tokens per round. */
+  const startSide = async (tag: string, namespace: string): Promise<Side> => {
+    const srv = await startServerProcess({ ...env, AUTHSVC_DB_NAMESPACE: namespace });
+    const cold = await startServerProcess({
+      ...env,
+      AUTHSVC_DB_NAMESPACE: namespace,
+      AUTHSVC_API_USER_CACHE_SIZE: "0",
+    });
+    const dir = await Deno.makeTempDir({ prefix: `authsvc-scale-${tag}-` });
+    const side: Side = {
+      tag,
+      prefix: `${namespace}_`,
+      srv,
+      cold,
+      dir,
+      accessToken: "",
+      password: "",
+      usersFile: "",
+      pools: [],
+    };
+    const fx = await createFixtures(srv.url, { users: 16, refreshPool: ROUNDS * POOL + 1 });
+    if (!fx.accessToken || fx.refreshTokens.length < ROUNDS * POOL) {
+      throw new Error(`fixtures failed: ${fx.notes.join("; ")}`);
+    }
+    side.accessToken = fx.accessToken;
+    side.password = fx.password;
+    side.usersFile = `${dir}/users.txt`;
+    await Deno.writeTextFile(side.usersFile, fx.emails.join("\n") + "\n");
+    for (let r = 0; r < ROUNDS; r++) {
+      const file = `${dir}/refresh${r}.txt`;
+      await Deno.writeTextFile(
+        file,
+        fx.refreshTokens.slice(r * POOL, (r + 1) * POOL).join("\n") + "\n",
+      );
+      side.pools.push(file);
+    }
+    log(`${tag}: servers ${srv.url} and ${cold.url} (nothing kept), namespace ${namespace}`);
+    return side;
+  };
+  const round = async (side: Side, r: number) => {
+    const name = (what: string) => `${side.tag}_${what}_${r + 1}`;
+    results[name("get_user")] = await measure({
+      name: name("get_user"),
+      url: `${side.srv.url}/user`,
+      script: "getWithToken",
+      args: [side.accessToken, "0"],
+      connections: CONNECTIONS,
+      durationSec: DURATION,
+    });
+    results[name("get_user_uncached")] = await measure({
+      name: name("get_user_uncached"),
+      url: `${side.cold.url}/user`,
+      script: "getWithToken",
+      args: [side.accessToken, "0"],
+      connections: CONNECTIONS,
+      durationSec: DURATION,
+    });
+    results[name("refresh_token")] = await measure({
+      name: name("refresh_token"),
+      url: `${side.srv.url}/`,
+      script: "refresh",
+      args: [side.pools[r]],
+      connections: CONNECTIONS,
+      durationSec: DURATION,
+    }, false);
+    results[name("password")] = await measure({
+      name: name("password"),
+      url: `${side.srv.url}/`,
+      script: "password",
+      args: [side.usersFile, side.password, "0"],
+      connections: PASSWORD_CONNECTIONS,
+      durationSec: DURATION,
+      timeoutSec: 30,
+    });
+  };
+  const sides: Side[] = [];
   try {
     const [{ pid }] = await sql.unsafe(`SELECT pg_backend_pid() AS pid`);
     await new Deno.Command("renice", { args: ["-n", "19", "-p", String(pid)] }).output()
       .catch(() => {});
-    const env = {
-      DATABASE_URL: DB_URL,
-      AUTHSVC_DB_NAMESPACE: ns,
-      AUTHSVC_MAILER_AUTOCONFIRM: "true",
-      AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: "1000000000/1h",
-      AUTHSVC_RATE_LIMIT_SIGNUP: "1000000000/1h",
-      // The loaded rows are alive; no background cleanup during the measurements.
-      AUTHSVC_CLEANUP_INTERVAL: "0",
-      LOG_LEVEL: "error",
-    };
-    const srv = await startServerProcess(env);
-    const cold = await startServerProcess({ ...env, AUTHSVC_API_USER_CACHE_SIZE: "0" });
-    const dir = await Deno.makeTempDir({ prefix: "authsvc-scale-" });
-    try {
-      const POOL = CONNECTIONS * 2;
-      const fx = await createFixtures(srv.url, { users: 16, refreshPool: 2 * POOL + 1 });
-      if (!fx.accessToken || fx.refreshTokens.length < 2 * POOL) {
-        throw new Error(`fixtures failed: ${fx.notes.join("; ")}`);
-      }
-      const usersFile = `${dir}/users.txt`;
-      await Deno.writeTextFile(usersFile, fx.emails.join("\n") + "\n");
-      const pools = [0, 1].map((i) => `${dir}/refresh${i}.txt`);
-      for (const i of [0, 1]) {
-        await Deno.writeTextFile(
-          pools[i],
-          fx.refreshTokens.slice(i * POOL, (i + 1) * POOL).join("\n") + "\n",
-        );
-      }
-      const round = async (tag: string, pool: string) => {
-        results[`${tag}_get_user`] = await measure({
-          name: `${tag}_get_user`,
-          url: `${srv.url}/user`,
-          script: "getWithToken",
-          args: [fx.accessToken!, "0"],
-          connections: CONNECTIONS,
-          durationSec: DURATION,
-        });
-        results[`${tag}_get_user_uncached`] = await measure({
-          name: `${tag}_get_user_uncached`,
-          url: `${cold.url}/user`,
-          script: "getWithToken",
-          args: [fx.accessToken!, "0"],
-          connections: CONNECTIONS,
-          durationSec: DURATION,
-        });
-        results[`${tag}_refresh_token`] = await measure({
-          name: `${tag}_refresh_token`,
-          url: `${srv.url}/`,
-          script: "refresh",
-          args: [pool],
-          connections: CONNECTIONS,
-          durationSec: DURATION,
-        }, false);
-        results[`${tag}_password`] = await measure({
-          name: `${tag}_password`,
-          url: `${srv.url}/`,
-          script: "password",
-          args: [usersFile, fx.password, "0"],
-          connections: PASSWORD_CONNECTIONS,
-          durationSec: DURATION,
-          timeoutSec: 30,
-        });
-      };
-      await round("small", pools[0]);
+    // Two namespaces, each with its own pair of servers (kept answers, nothing kept): the small
+    // tables and the loaded ones, measured in alternating rounds so that the machine's drift
+    // over the run falls on both sides alike.
+    sides.push(await startSide("small", ns), await startSide("large", `${ns}l`));
+    const large = sides[1];
+    const p = large.prefix;
 
-      // Load. Users and identities in one transaction: the identities trigger then leaves the
-      // user rows alone (migrations/0009_profile_rev.sql: not again in the same transaction).
-      const t0 = Date.now();
-      await sql.begin(async (tx) => {
-        await tx.unsafe(
-          `INSERT INTO ${p}users (email, encrypted_password, email_confirmed_at, raw_app_meta_data,
-             created_at, updated_at)
-           SELECT 'scale-' || g || '@scale.example.com',
-             (SELECT encrypted_password FROM ${p}users WHERE encrypted_password IS NOT NULL LIMIT 1),
-             now(), '{"provider":"email","providers":["email"]}',
-             now() - g * interval '1 second', now() - g * interval '1 second'
-           FROM generate_series(1, ${USERS}) g`,
-        );
-        await tx.unsafe(
-          `INSERT INTO ${p}identities (user_id, provider, provider_id, identity_data, email,
-             created_at, updated_at)
-           SELECT id, 'email', id::text,
-             jsonb_build_object('sub', id::text, 'email', email, 'email_verified', true), email,
-             created_at, created_at
-           FROM ${p}users WHERE email LIKE 'scale-%'`,
-        );
-      });
-      timings.usersAndIdentitiesSec = (Date.now() - t0) / 1000;
-      log(`loaded ${USERS} users and identities in ${timings.usersAndIdentitiesSec} s`);
-      const t1 = Date.now();
-      await sql.unsafe(
-        `INSERT INTO ${p}sessions (user_id, aal, amr, created_at, updated_at, refreshed_at)
-         SELECT id, 'aal1', '[{"method":"password","timestamp":1764000000}]', created_at, now(), now()
+    // Load. Users and identities in one transaction: the identities trigger then leaves the
+    // user rows alone (migrations/0009_profile_rev.sql: not again in the same transaction).
+    const t0 = Date.now();
+    await sql.begin(async (tx) => {
+      await tx.unsafe(
+        `INSERT INTO ${p}users (email, encrypted_password, email_confirmed_at, raw_app_meta_data,
+           created_at, updated_at)
+         SELECT 'scale-' || g || '@scale.example.com',
+           (SELECT encrypted_password FROM ${p}users WHERE encrypted_password IS NOT NULL LIMIT 1),
+           now(), '{"provider":"email","providers":["email"]}',
+           now() - g * interval '1 second', now() - g * interval '1 second'
+         FROM generate_series(1, ${USERS}) g`,
+      );
+      await tx.unsafe(
+        `INSERT INTO ${p}identities (user_id, provider, provider_id, identity_data, email,
+           created_at, updated_at)
+         SELECT id, 'email', id::text,
+           jsonb_build_object('sub', id::text, 'email', email, 'email_verified', true), email,
+           created_at, created_at
          FROM ${p}users WHERE email LIKE 'scale-%'`,
       );
-      timings.sessionsSec = (Date.now() - t1) / 1000;
-      log(`loaded ${USERS} sessions in ${timings.sessionsSec} s`);
-      const t2 = Date.now();
-      // Per session: tokens 1..n-1 revoked (within the last 12 hours: not yet dead), n live.
-      await sql.unsafe(
-        `INSERT INTO ${p}refresh_tokens (token_hash, user_id, session_id, parent_id, revoked,
-           created_at, updated_at)
-         SELECT md5(s.id::text || g) || md5(g || s.id::text), s.user_id, s.id, NULL,
-           g < ${TOKENS_PER_SESSION}, now() - interval '12 hours' + g * interval '1 minute',
-           now() - interval '12 hours' + g * interval '1 minute'
-         FROM ${p}sessions s JOIN ${p}users u ON u.id = s.user_id AND u.email LIKE 'scale-%',
-           generate_series(1, ${TOKENS_PER_SESSION}) g`,
-      );
-      timings.refreshTokensSec = (Date.now() - t2) / 1000;
-      log(`loaded ${USERS * TOKENS_PER_SESSION} refresh tokens in ${timings.refreshTokensSec} s`);
-      const t3 = Date.now();
+    });
+    timings.usersAndIdentitiesSec = (Date.now() - t0) / 1000;
+    log(`loaded ${USERS} users and identities in ${timings.usersAndIdentitiesSec} s`);
+    const t1 = Date.now();
+    await sql.unsafe(
+      `INSERT INTO ${p}sessions (user_id, aal, amr, created_at, updated_at, refreshed_at)
+       SELECT id, 'aal1', '[{"method":"password","timestamp":1764000000}]', created_at, now(), now()
+       FROM ${p}users WHERE email LIKE 'scale-%'`,
+    );
+    timings.sessionsSec = (Date.now() - t1) / 1000;
+    log(`loaded ${USERS} sessions in ${timings.sessionsSec} s`);
+    const t2 = Date.now();
+    // Per session: tokens 1..n-1 revoked (within the last 12 hours: not yet dead), n live.
+    await sql.unsafe(
+      `INSERT INTO ${p}refresh_tokens (token_hash, user_id, session_id, parent_id, revoked,
+         created_at, updated_at)
+       SELECT md5(s.id::text || g) || md5(g || s.id::text), s.user_id, s.id, NULL,
+         g < ${TOKENS_PER_SESSION}, now() - interval '12 hours' + g * interval '1 minute',
+         now() - interval '12 hours' + g * interval '1 minute'
+       FROM ${p}sessions s JOIN ${p}users u ON u.id = s.user_id AND u.email LIKE 'scale-%',
+         generate_series(1, ${TOKENS_PER_SESSION}) g`,
+    );
+    timings.refreshTokensSec = (Date.now() - t2) / 1000;
+    log(`loaded ${USERS * TOKENS_PER_SESSION} refresh tokens in ${timings.refreshTokensSec} s`);
+    const t3 = Date.now();
+    for (const side of sides) {
       for (const t of ["users", "identities", "sessions", "refresh_tokens", "mfa_factors"]) {
-        await sql.unsafe(`VACUUM ANALYZE ${p}${t}`);
+        await sql.unsafe(`VACUUM ANALYZE ${side.prefix}${t}`);
       }
-      timings.vacuumAnalyzeSec = (Date.now() - t3) / 1000;
-      const [sizes] = await sql.unsafe(
-        `SELECT (SELECT count(*) FROM ${p}users)::int AS users,
-           (SELECT count(*) FROM ${p}refresh_tokens)::int AS refresh_tokens,
-           pg_size_pretty(pg_total_relation_size('${p}users')) AS users_size,
-           pg_size_pretty(pg_total_relation_size('${p}refresh_tokens')) AS refresh_tokens_size,
-           pg_size_pretty(pg_total_relation_size('${p}identities')) AS identities_size,
-           pg_size_pretty(pg_total_relation_size('${p}sessions')) AS sessions_size`,
-      );
-      out.sizes = sizes;
-      log(`sizes: ${JSON.stringify(sizes)}`);
+    }
+    timings.vacuumAnalyzeSec = (Date.now() - t3) / 1000;
+    const [sizes] = await sql.unsafe(
+      `SELECT (SELECT count(*) FROM ${p}users)::int AS users,
+         (SELECT count(*) FROM ${p}refresh_tokens)::int AS refresh_tokens,
+         pg_size_pretty(pg_total_relation_size('${p}users')) AS users_size,
+         pg_size_pretty(pg_total_relation_size('${p}refresh_tokens')) AS refresh_tokens_size,
+         pg_size_pretty(pg_total_relation_size('${p}identities')) AS identities_size,
+         pg_size_pretty(pg_total_relation_size('${p}sessions')) AS sessions_size`,
+    );
+    out.sizes = sizes;
+    log(`sizes: ${JSON.stringify(sizes)}`);
 
-      await round("large", pools[1]);
+    for (let r = 0; r < ROUNDS; r++) {
+      // small, large, then large, small: each side goes first as often as the other.
+      const order = r % 2 === 0 ? sides : [...sides].reverse();
+      for (const side of order) await round(side, r);
+    }
 
+    {
       // The plans, as the server's prepared statements run them (generic plans).
       const [sample] = await sql.unsafe(
         `SELECT u.id::text AS user_id, u.email, s.id::text AS session_id, r.token_hash
@@ -247,24 +284,50 @@ export async function scaleMain(): Promise<number> {
         });
         log(`plan of ${name}:\n${plans[name]}`);
       }
-    } finally {
-      await srv.stop();
-      await cold.stop();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   } finally {
+    for (const side of sides) {
+      await side.srv.stop();
+      await side.cold.stop();
+      await Deno.remove(side.dir, { recursive: true }).catch(() => {});
+    }
     const t4 = Date.now();
-    await dropNamespaceObjects((text, params) => sql.unsafe(text, params as string[]), p);
+    for (const prefix of [`${ns}_`, `${ns}l_`]) {
+      await dropNamespaceObjects((text, params) => sql.unsafe(text, params as string[]), prefix);
+    }
     timings.dropSec = (Date.now() - t4) / 1000;
     await sql.end({ timeout: 5 });
   }
+  const median = (xs: number[]) => {
+    const v = [...xs].sort((a, b) => a - b);
+    return v.length
+      ? (v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2)
+      : NaN;
+  };
+  const rpsOf = (tag: string, a: string) =>
+    Array.from({ length: ROUNDS }, (_, r) => results[`${tag}_${a}_${r + 1}`]?.rps)
+      .filter((x): x is number => typeof x === "number");
   const ratio = (a: string) => {
-    const s = results[`small_${a}`]?.rps, l = results[`large_${a}`]?.rps;
+    const s = median(rpsOf("small", a)), l = median(rpsOf("large", a));
     return s && l ? Math.round((l / s) * 1000) / 1000 : null;
   };
+  out.medians = Object.fromEntries(
+    ["get_user", "get_user_uncached", "refresh_token", "password"].flatMap((k) => [
+      [`small_${k}`, median(rpsOf("small", k))],
+      [`large_${k}`, median(rpsOf("large", k))],
+    ]),
+  );
+  // Each round's large / small, for the spread.
+  out.roundRatios = Object.fromEntries(
+    ["get_user", "get_user_uncached", "refresh_token", "password"].map((k) => {
+      const s = rpsOf("small", k), l = rpsOf("large", k);
+      return [k, l.map((x, i) => Math.round((x / s[i]) * 1000) / 1000)];
+    }),
+  );
   out.machine = { ...machine, loadavgAfter: Deno.loadavg() };
   out.timings = timings;
   out.results = results;
+  out.rounds = ROUNDS;
   out.largeVsSmall = Object.fromEntries(
     ["get_user", "get_user_uncached", "refresh_token", "password"].map((k) => [k, ratio(k)]),
   );
@@ -282,5 +345,17 @@ export async function scaleMain(): Promise<number> {
 }
 
 class RollBack extends Error {}
+
+interface Side {
+  tag: string;
+  prefix: string;
+  srv: Awaited<ReturnType<typeof startServerProcess>>;
+  cold: Awaited<ReturnType<typeof startServerProcess>>;
+  dir: string;
+  accessToken: string;
+  password: string;
+  usersFile: string;
+  pools: string[];
+}
 
 if (import.meta.main) Deno.exit(await scaleMain());
