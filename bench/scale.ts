@@ -54,7 +54,6 @@ export async function scaleMain(): Promise<number> {
   log(`machine: ${machine.cores} cores, load ${machine.loadavg.join(" ")}`);
   const sql = postgres(DB_URL, { max: 1, onnotice: () => {} });
   const ns = randomNamespace("scale");
-  const p = `${ns}_`;
   const out: Record<string, unknown> = { date: new Date().toISOString(), users: USERS };
   const results: Record<string, WrkResult> = {};
   const timings: Record<string, number> = {};
