@@ -2,7 +2,16 @@
  * Random secrets and their hashes. Tokens, codes and nonces are stored only as
  * SHA-256 hashes; comparisons of secrets the server holds in memory use
  * `timingSafeEqual`.
+ *
+ * Hashes and HMACs are computed synchronously with node:crypto: a few
+ * microseconds each, where WebCrypto's `crypto.subtle` hands every call to a
+ * thread pool and answers with a promise, which costs several times the hash
+ * itself on the request path (the refresh grant made three such calls;
+ * bench/README.md). Text is hashed as UTF-8, as `TextEncoder` encodes it.
  */
+import { createHash, createHmac } from "node:crypto";
+import { Buffer } from "node:buffer";
+
 const enc = new TextEncoder();
 
 /** `n` random bytes as base64url (no padding). */
@@ -41,14 +50,18 @@ export function base64url(bytes: Uint8Array): string {
 }
 
 /** SHA-256 of a string, lower-case hex. */
-export async function sha256Hex(text: string): Promise<string> {
-  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", enc.encode(text)));
-  return Array.from(d, (b) => b.toString(16).padStart(2, "0")).join("");
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(utf8(text)).digest("hex");
 }
 
 /** SHA-256 of a string, base64url (PKCE S256). */
-export async function sha256Base64url(text: string): Promise<string> {
-  return base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", enc.encode(text))));
+export function sha256Base64url(text: string): string {
+  return createHash("sha256").update(utf8(text)).digest("base64url");
+}
+
+/** The UTF-8 bytes of `text` as TextEncoder gives them (a lone surrogate becomes U+FFFD). */
+function utf8(text: string): Uint8Array {
+  return enc.encode(text);
 }
 
 /** Compares two strings in time independent of where they differ. */
@@ -61,20 +74,22 @@ export function timingSafeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/** HMAC-SHA256 key for deriving values from a server secret. */
-export async function hmacKey(secret: string): Promise<CryptoKey> {
-  return await crypto.subtle.importKey(
-    "raw",
-    enc.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    [
-      "sign",
-    ],
-  );
+/** An HMAC-SHA256 key for deriving values from a server secret (see `hmacKey`). */
+export interface HmacKey {
+  readonly hmacSha256: Uint8Array;
+}
+
+/** HMAC-SHA256 key for deriving values from a server secret (its UTF-8 bytes). */
+export function hmacKey(secret: string): HmacKey {
+  return { hmacSha256: Buffer.from(utf8(secret)) };
 }
 
 /** HMAC-SHA256 of `text`, base64url. */
-export async function hmacBase64url(key: CryptoKey, text: string): Promise<string> {
-  return base64url(new Uint8Array(await crypto.subtle.sign("HMAC", key, enc.encode(text))));
+export function hmacBase64url(key: HmacKey, text: string): string {
+  return createHmac("sha256", key.hmacSha256).update(utf8(text)).digest("base64url");
+}
+
+/** HMAC-SHA256 of `text`, lower-case hex. */
+export function hmacHex(key: HmacKey, text: string): string {
+  return createHmac("sha256", key.hmacSha256).update(utf8(text)).digest("hex");
 }
