@@ -76,7 +76,9 @@ function plainHeader(header: jose.ProtectedHeaderParameters): boolean {
 }
 
 /** The protected header of every token signed with JWT_SECRET, base64url. */
-const HS256_HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString("base64url");
+const HS256_HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString(
+  "base64url",
+);
 
 /** Verified tokens remembered at most (about 1 kB each). */
 const VERIFIED_MAX = 10_000;
@@ -171,7 +173,9 @@ export class JwtService {
         throw new TypeError(`"${k}" claim must be a finite number`);
       }
     }
-    const input = `${HS256_HEADER}.${Buffer.from(JSON.stringify(claims), "utf8").toString("base64url")}`;
+    const input = `${HS256_HEADER}.${
+      Buffer.from(JSON.stringify(claims), "utf8").toString("base64url")
+    }`;
     return `${input}.${createHmac("sha256", this.hsSecret).update(input).digest("base64url")}`;
   }
 

@@ -60,7 +60,7 @@ Deno.test("HS256 with JWT_SECRET: the token is the one jose signs, byte for byte
     email: "zoë+ü@example.com",
     phone: "",
     app_metadata: { provider: "email", providers: ["email"] },
-    user_metadata: { name: "Zoë \u2028 \"quoted\" \ud83d\ude00", nested: { n: 1.5, none: null } },
+    user_metadata: { name: 'Zoë \u2028 "quoted" \ud83d\ude00', nested: { n: 1.5, none: null } },
     role: "authenticated",
     aal: "aal1",
     amr: [{ method: "password", timestamp: now() }],
