@@ -3,7 +3,7 @@
  *
  * - HS256 with JWT_SECRET, imported once as a CryptoKey (jose would re-import
  *   a raw secret on every call) for jose's paths; tokens signed with it are
- *   made synchronously with node:crypto's HMAC (`signHs256`), the same bytes
+ *   made synchronously (`signHs256`), the same bytes
  *   jose makes at a fraction of its cost.
  * - Asymmetric keys (RS256, ES256, EdDSA) from AUTHSVC_JWT_KEYS: the key whose
  *   key_ops contains "sign" signs and its `kid` goes in the header; every key
@@ -24,10 +24,11 @@
  *   signature check is skipped: whether its user and session still exist is
  *   read from the database on every request, as before.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { jose } from "../../deps.ts";
 import { AuthError } from "./errors.ts";
+import { hmacBase64url, hmacBytes, type HmacKey, hmacKey } from "./crypto.ts";
 import type { Config } from "../config.ts";
 
 /** Claims of an access token as this server issues them. */
@@ -93,7 +94,7 @@ export class JwtService {
   private constructor(
     private readonly issuer: string,
     private readonly hsKey: CryptoKey,
-    private readonly hsSecret: Buffer,
+    private readonly hsHmac: HmacKey,
     private readonly signer: { alg: string; kid?: string; key: Key },
     private readonly byKid: Map<string, VerifyKey>,
     private readonly publicJwks: Record<string, unknown>[],
@@ -137,7 +138,7 @@ export class JwtService {
     return new JwtService(
       config.api.externalUrl,
       hsKey,
-      Buffer.from(config.jwt.secret, "utf8"),
+      hmacKey(config.jwt.secret),
       signer,
       byKid,
       publicJwks,
@@ -160,8 +161,8 @@ export class JwtService {
   }
 
   /**
-   * HS256 with JWT_SECRET, synchronously with node:crypto's HMAC: the token jose's SignJWT
-   * makes, byte for byte (header `{"alg":"HS256","typ":"JWT"}`, the claims as JSON.stringify
+   * HS256 with JWT_SECRET, synchronously (HMAC over node:crypto's SHA-256, auth/crypto.ts):
+   * the token jose's SignJWT makes, byte for byte (header `{"alg":"HS256","typ":"JWT"}`, the claims as JSON.stringify
    * writes them, the same TypeError for a non-finite iat/nbf/exp), without its trip through
    * WebCrypto's thread pool and its structuredClone of the claims (they are JSON values);
    * every token set pays this (bench/README.md).
@@ -176,7 +177,7 @@ export class JwtService {
     const input = `${HS256_HEADER}.${
       Buffer.from(JSON.stringify(claims), "utf8").toString("base64url")
     }`;
-    return `${input}.${createHmac("sha256", this.hsSecret).update(input).digest("base64url")}`;
+    return `${input}.${hmacBase64url(this.hsHmac, input)}`;
   }
 
   /** Verifies a token; throws AuthError bad_jwt naming the reason. */
@@ -249,7 +250,7 @@ export class JwtService {
     const sig = token.slice(dot2 + 1);
     // 32 bytes are exactly 43 base64url characters; anything else cannot match
     if (!B64URL_SIG.test(sig)) throw new Error("signature verification failed");
-    const mac = createHmac("sha256", this.hsSecret).update(token.slice(0, dot2)).digest();
+    const mac = hmacBytes(this.hsHmac, token.slice(0, dot2));
     if (!timingSafeEqual(mac, Buffer.from(sig, "base64url"))) {
       throw new Error("signature verification failed");
     }

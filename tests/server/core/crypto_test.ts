@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import {
   hmacBase64url,
+  hmacBytes,
   hmacHex,
   hmacKey,
   sha256Base64url,
@@ -36,13 +37,31 @@ Deno.test("sha256Hex and sha256Base64url: the published vector and WebCrypto's d
   }
 });
 
-Deno.test("hmacBase64url and hmacHex: RFC 4231 and WebCrypto's HMAC-SHA256 of the UTF-8 text", async () => {
+Deno.test("hmacBase64url, hmacHex and hmacBytes: RFC 4231 and WebCrypto's HMAC-SHA256 of the UTF-8 text", async () => {
   // RFC 4231, test case 2
   assert.equal(
     hmacHex(hmacKey("Jefe"), "what do ya want for nothing?"),
     "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
   );
-  for (const secret of ["refresh-token-child:secret", "clé ü 😀", "k".repeat(200), "s\ud800"]) {
+  // RFC 4231, test case 6: a key longer than the block
+  assert.equal(
+    hmacHex(
+      hmacKey(new Uint8Array(131).fill(0xaa)),
+      "Test Using Larger Than Block-Size Key - Hash Key First",
+    ),
+    "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
+  );
+  // keys shorter than, exactly and longer than SHA-256's 64-byte block (hashed first)
+  for (
+    const secret of [
+      "refresh-token-child:secret",
+      "clé ü 😀",
+      "k".repeat(64),
+      "k".repeat(200),
+      "s\ud800",
+      "k".repeat(65),
+    ]
+  ) {
     const key = await crypto.subtle.importKey(
       "raw",
       enc.encode(secret),
@@ -54,6 +73,10 @@ Deno.test("hmacBase64url and hmacHex: RFC 4231 and WebCrypto's HMAC-SHA256 of th
       const mac = await crypto.subtle.sign("HMAC", key, enc.encode(t));
       assert.equal(hmacBase64url(hmacKey(secret), t), b64url(mac), `${secret} ${t}`);
       assert.equal(hmacHex(hmacKey(secret), t), hex(mac), `${secret} ${t}`);
+      assert.deepEqual(
+        new Uint8Array(hmacBytes(hmacKey(enc.encode(secret)), t)),
+        new Uint8Array(mac),
+      );
     }
   }
 });
