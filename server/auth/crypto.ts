@@ -7,7 +7,9 @@
  * microseconds each, where WebCrypto's `crypto.subtle` hands every call to a
  * thread pool and answers with a promise, which costs several times the hash
  * itself on the request path (the refresh grant made three such calls;
- * bench/README.md). Text is hashed as UTF-8, as `TextEncoder` encodes it.
+ * bench/README.md). Text is hashed as UTF-8, the bytes `TextEncoder` gives
+ * (node:crypto's `update(text, "utf8")` writes a lone surrogate as U+FFFD too;
+ * tests/server/core/crypto_test.ts compares with WebCrypto).
  */
 import { createHash } from "node:crypto";
 
@@ -50,15 +52,15 @@ export function base64url(bytes: Uint8Array): string {
 
 /** SHA-256 of a string, lower-case hex. */
 export function sha256Hex(text: string): string {
-  return createHash("sha256").update(utf8(text)).digest("hex");
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 /** SHA-256 of a string, base64url (PKCE S256). */
 export function sha256Base64url(text: string): string {
-  return createHash("sha256").update(utf8(text)).digest("base64url");
+  return createHash("sha256").update(text, "utf8").digest("base64url");
 }
 
-/** The UTF-8 bytes of `text` as TextEncoder gives them (a lone surrogate becomes U+FFFD). */
+/** The UTF-8 bytes of `text` (a lone surrogate becomes U+FFFD, as `update(text, "utf8")` does). */
 function utf8(text: string): Uint8Array {
   return enc.encode(text);
 }
@@ -118,6 +120,6 @@ export function hmacHex(key: HmacKey, text: string): string {
 
 /** H(opad || H(ipad || text)), before its digest. */
 function hmacOuter(key: HmacKey, text: string) {
-  const inner = createHash("sha256").update(key.ipad).update(utf8(text)).digest();
+  const inner = createHash("sha256").update(key.ipad).update(text, "utf8").digest();
   return createHash("sha256").update(key.opad).update(inner);
 }
