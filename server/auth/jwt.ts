@@ -2,9 +2,9 @@
  * Access-token signing and verification.
  *
  * - HS256 with JWT_SECRET, imported once as a CryptoKey (jose would re-import
- *   a raw secret on every call) for jose's paths; tokens signed with it are
- *   made synchronously (`signHs256`), the same bytes
- *   jose makes at a fraction of its cost.
+ *   a raw secret on every call) for jose's paths; the tokens this server signs
+ *   with it are made synchronously (`signHs256`), the bytes jose would make,
+ *   at a fraction of its cost.
  * - Asymmetric keys (RS256, ES256, EdDSA) from AUTHSVC_JWT_KEYS: the key whose
  *   key_ops contains "sign" signs and its `kid` goes in the header; every key
  *   verifies, so tokens signed before a rotation keep verifying.
@@ -162,10 +162,10 @@ export class JwtService {
 
   /**
    * HS256 with JWT_SECRET, synchronously (HMAC over node:crypto's SHA-256, auth/crypto.ts):
-   * the token jose's SignJWT makes, byte for byte (header `{"alg":"HS256","typ":"JWT"}`, the claims as JSON.stringify
-   * writes them, the same TypeError for a non-finite iat/nbf/exp), without its trip through
-   * WebCrypto's thread pool and its structuredClone of the claims (they are JSON values);
-   * every token set pays this (bench/README.md).
+   * the token jose's SignJWT makes, byte for byte (header `{"alg":"HS256","typ":"JWT"}`, the
+   * claims as JSON.stringify writes them, the same TypeError for a non-finite iat/nbf/exp),
+   * without its trip through WebCrypto's thread pool and its structuredClone of the claims
+   * (they are JSON values); every token set pays this (bench/README.md).
    */
   private signHs256(claims: Record<string, unknown>): string {
     for (const k of ["iat", "nbf", "exp"]) {
