@@ -3,6 +3,8 @@
 /** A running baseline process. */
 export interface Baseline {
   url: string;
+  /** The process id (for its CPU time). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -34,6 +36,7 @@ export async function startBaseline(
   })();
   return {
     url,
+    pid: child.pid,
     async stop() {
       try {
         child.kill("SIGTERM");

@@ -54,14 +54,56 @@ const started = Date.now();
 const log = (msg: string) =>
   console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${msg}`);
 
-/** One wrk run after a short warm-up at the same settings. */
-async function measure(opts: Parameters<typeof runWrk>[0], warm = true): Promise<WrkResult> {
+/** utime + stime in clock ticks (1/100 s) of one process, from /proc/<pid>/stat; 0 when gone. */
+function cpuTicks(pid: number): number {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/** utime + stime of every PostgreSQL process on the machine, in clock ticks. */
+function postgresTicks(): number {
+  let t = 0;
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
+      if (stat.includes("(postgres)")) t += cpuTicks(Number(e.name));
+    } catch { /* the process ended */ }
+  }
+  return t;
+}
+
+/**
+ * One wrk run after a short warm-up at the same settings. With `pid`, the CPU time of that
+ * server process and of PostgreSQL per request is recorded too (less noisy than requests/s on a
+ * shared machine).
+ */
+async function measure(
+  opts: Parameters<typeof runWrk>[0],
+  warm = true,
+  pid?: number,
+): Promise<WrkResult> {
   if (warm) await runWrk({ ...opts, durationSec: WARMUP });
+  const cpu0 = pid ? cpuTicks(pid) : 0;
+  const pg0 = pid ? postgresTicks() : 0;
   const r = await runWrk({ ...opts, durationSec: opts.durationSec ?? DURATION });
+  let cpu = "";
+  if (pid && r.requests > 0) {
+    const perRequest = (ticks: number) => Math.round((ticks * 10_000 * 10) / r.requests) / 10;
+    r.serverCpuUsPerRequest = perRequest(cpuTicks(pid) - cpu0);
+    r.postgresCpuUsPerRequest = perRequest(postgresTicks() - pg0);
+    cpu =
+      `  CPU/request: server ${r.serverCpuUsPerRequest} µs, PostgreSQL ${r.postgresCpuUsPerRequest} µs`;
+  }
   log(
     `${r.name.padEnd(26)} ${
       String(r.rps).padStart(9)
-    } req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms  ${JSON.stringify(r.statuses)}`,
+    } req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms  ${JSON.stringify(r.statuses)}${cpu}`,
   );
   return r;
 }
@@ -230,14 +272,18 @@ async function main(): Promise<number> {
       // No warm-up: it would use up the pool's tokens before the measured run starts
       // (the JIT is warm from get_user and the fixtures).
       results.refresh_token = fx.refreshTokens.length >= CONNECTIONS && wanted("refresh_token")
-        ? await measure({
-          name: "refresh_token_grant",
-          url: `${srv.url}/`,
-          script: "refresh",
-          args: [poolFile],
-          connections: CONNECTIONS,
-          durationSec: DURATION,
-        }, false)
+        ? await measure(
+          {
+            name: "refresh_token_grant",
+            url: `${srv.url}/`,
+            script: "refresh",
+            args: [poolFile],
+            connections: CONNECTIONS,
+            durationSec: DURATION,
+          },
+          false,
+          srv.pid,
+        )
         : null;
       // The same exchange's database work as one statement behind a bare Deno.serve handler
       // (bench/refresh_one_statement.ts), on the same tables, after the grant.
@@ -247,14 +293,18 @@ async function main(): Promise<number> {
           "./refresh_one_statement.ts",
         );
         try {
-          results.baseline_refresh_one_statement = await measure({
-            name: "baseline_refresh_one_statement",
-            url: `${b.url}/`,
-            script: "refresh",
-            args: [baselinePoolFile],
-            connections: CONNECTIONS,
-            durationSec: DURATION,
-          }, false);
+          results.baseline_refresh_one_statement = await measure(
+            {
+              name: "baseline_refresh_one_statement",
+              url: `${b.url}/`,
+              script: "refresh",
+              args: [baselinePoolFile],
+              connections: CONNECTIONS,
+              durationSec: DURATION,
+            },
+            false,
+            b.pid,
+          );
         } finally {
           await b.stop();
         }

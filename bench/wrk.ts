@@ -26,6 +26,13 @@ export interface WrkResult {
   errors: { connect: number; read: number; write: number; timeout: number; status: number };
   /** Responses by HTTP status (from the script's response hook). */
   statuses: Record<string, number>;
+  /**
+   * CPU time (user + system, /proc/<pid>/stat) of the measured server process per request, in
+   * µs, where the bench knows its process (the refresh runs).
+   */
+  serverCpuUsPerRequest?: number;
+  /** The same for every PostgreSQL process on the machine (other clients' work included). */
+  postgresCpuUsPerRequest?: number;
 }
 
 /** Makes sure wrk is installed: apt-get install when missing (the machine's user is root). */

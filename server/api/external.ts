@@ -117,14 +117,14 @@ async function providerUrl(
 }
 
 /** Redirects to the provider (or answers `{url}`), binding the state to this browser. */
-async function answer(
+function answer(
   c: Ctx,
   s: Services,
   to: { url: string; state: string },
   alwaysRedirect = false,
-): Promise<Response> {
+): Response {
   const secure = isSecure(s.config.api.externalUrl);
-  const binding = await stateBinding(to.state, secure);
+  const binding = stateBinding(to.state, secure);
   c.header("set-cookie", bindingSetCookie(binding, secure), { append: true });
   c.header("cache-control", "no-store");
   if (!alwaysRedirect && c.req.query("skip_http_redirect") === "true") {
@@ -135,7 +135,7 @@ async function answer(
 
 /** GET /authorize: a sign-in with an external provider. */
 export async function authorize(c: Ctx, s: Services): Promise<Response> {
-  return await answer(c, s, await providerUrl(c, s));
+  return answer(c, s, await providerUrl(c, s));
 }
 
 /** GET /user/identities/authorize: links another provider to the caller. */
@@ -149,7 +149,7 @@ export async function startLink(c: Ctx, s: Services): Promise<Response> {
     );
   }
   const to = await providerUrl(c, s, caller.user.id);
-  if (c.req.query("skip_http_redirect") !== "true") return await answer(c, s, to);
+  if (c.req.query("skip_http_redirect") !== "true") return answer(c, s, to);
   // auth-js asks with a (cross-origin) fetch, whose cookies browsers drop: the URL it
   // navigates to is a single-use ticket here, which binds the state to that browser.
   const ticket = await s.oauthStates.sealTicket(to.url);
@@ -175,7 +175,7 @@ export async function continueLink(c: Ctx, s: Services): Promise<Response> {
     return errorRedirect(c, s, e2, s.config.siteUrl);
   }
   const state = new URL(url).searchParams.get("state") ?? "";
-  return await answer(c, s, { url, state }, true);
+  return answer(c, s, { url, state }, true);
 }
 
 /** DELETE /user/identities/:identity_id. */
@@ -214,7 +214,7 @@ export async function callback(c: Ctx, s: Services): Promise<Response> {
         "OAuth state parameter missing",
       );
     }
-    const binding = await stateBinding(raw, isSecure(s.config.api.externalUrl));
+    const binding = stateBinding(raw, isSecure(s.config.api.externalUrl));
     const bound = carriesBinding(c.req.header("cookie"), binding);
     if (!bound && c.req.method === "POST") {
       // A provider's form_post is a cross-site POST, which SameSite=Lax cookies do not

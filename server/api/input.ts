@@ -92,6 +92,9 @@ export function wellFormedQuery(): MiddlewareHandler {
   };
 }
 
+/** Decodes whole bodies (never `stream`, so it keeps no state between calls). */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /**
  * Reads a JSON object body. An empty body is `{}`. Malformed JSON, a body that
  * is not an object, or one nested deeper than 32 levels is a 400 bad_json; a
@@ -104,7 +107,7 @@ export async function readBody(c: Context): Promise<Body> {
   let text: string;
   try {
     const buf = new Uint8Array(await c.req.arrayBuffer());
-    text = new TextDecoder("utf-8", { fatal: true }).decode(buf);
+    text = UTF8.decode(buf);
   } catch (e) {
     if (e instanceof AuthError) throw e;
     if ((e as Error)?.name === "BodyLimitError" || (e as { status?: number })?.status === 413) {

@@ -29,8 +29,8 @@ export function isSecure(externalUrl: string): boolean {
 }
 
 /** The cookie that binds `state` to a browser. */
-export async function stateBinding(state: string, secure: boolean): Promise<StateBinding> {
-  const hash = await sha256Base64url(`oauth-state:${state}`);
+export function stateBinding(state: string, secure: boolean): StateBinding {
+  const hash = sha256Base64url(`oauth-state:${state}`);
   return { name: `${secure ? "__Host-" : ""}authsvc-oauth-${hash.slice(0, 12)}`, value: hash };
 }
 

@@ -2,7 +2,9 @@
  * Access-token signing and verification.
  *
  * - HS256 with JWT_SECRET, imported once as a CryptoKey (jose would re-import
- *   a raw secret on every call).
+ *   a raw secret on every call) for jose's paths; the tokens this server signs
+ *   with it are made synchronously (`signHs256`), the bytes jose would make,
+ *   at a fraction of its cost.
  * - Asymmetric keys (RS256, ES256, EdDSA) from AUTHSVC_JWT_KEYS: the key whose
  *   key_ops contains "sign" signs and its `kid` goes in the header; every key
  *   verifies, so tokens signed before a rotation keep verifying.
@@ -22,10 +24,11 @@
  *   signature check is skipped: whether its user and session still exist is
  *   read from the database on every request, as before.
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { jose } from "../../deps.ts";
 import { AuthError } from "./errors.ts";
+import { hmacBase64url, hmacBytes, type HmacKey, hmacKey } from "./crypto.ts";
 import type { Config } from "../config.ts";
 
 /** Claims of an access token as this server issues them. */
@@ -73,6 +76,11 @@ function plainHeader(header: jose.ProtectedHeaderParameters): boolean {
   return true;
 }
 
+/** The protected header of every token signed with JWT_SECRET, base64url. */
+const HS256_HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString(
+  "base64url",
+);
+
 /** Verified tokens remembered at most (about 1 kB each). */
 const VERIFIED_MAX = 10_000;
 /** Longer tokens are verified every time (not worth the memory). */
@@ -86,7 +94,7 @@ export class JwtService {
   private constructor(
     private readonly issuer: string,
     private readonly hsKey: CryptoKey,
-    private readonly hsSecret: Buffer,
+    private readonly hsHmac: HmacKey,
     private readonly signer: { alg: string; kid?: string; key: Key },
     private readonly byKid: Map<string, VerifyKey>,
     private readonly publicJwks: Record<string, unknown>[],
@@ -130,7 +138,7 @@ export class JwtService {
     return new JwtService(
       config.api.externalUrl,
       hsKey,
-      Buffer.from(config.jwt.secret, "utf8"),
+      hmacKey(config.jwt.secret),
       signer,
       byKid,
       publicJwks,
@@ -144,11 +152,32 @@ export class JwtService {
 
   /** Signs claims (iss is set here when absent). */
   async sign(claims: Record<string, unknown>): Promise<string> {
+    if (this.signer.key === this.hsKey) return this.signHs256({ iss: this.issuer, ...claims });
     const header: jose.JWTHeaderParameters = { alg: this.signer.alg, typ: "JWT" };
     if (this.signer.kid) header.kid = this.signer.kid;
     return await new jose.SignJWT({ iss: this.issuer, ...claims }).setProtectedHeader(header).sign(
       this.signer.key,
     );
+  }
+
+  /**
+   * HS256 with JWT_SECRET, synchronously (HMAC over node:crypto's SHA-256, auth/crypto.ts):
+   * the token jose's SignJWT makes, byte for byte (header `{"alg":"HS256","typ":"JWT"}`, the
+   * claims as JSON.stringify writes them, the same TypeError for a non-finite iat/nbf/exp),
+   * without its trip through WebCrypto's thread pool and its structuredClone of the claims
+   * (they are JSON values); every token set pays this (bench/README.md).
+   */
+  private signHs256(claims: Record<string, unknown>): string {
+    for (const k of ["iat", "nbf", "exp"]) {
+      const v = claims[k];
+      if (typeof v === "number" && !Number.isFinite(v)) {
+        throw new TypeError(`"${k}" claim must be a finite number`);
+      }
+    }
+    const input = `${HS256_HEADER}.${
+      Buffer.from(JSON.stringify(claims), "utf8").toString("base64url")
+    }`;
+    return `${input}.${hmacBase64url(this.hsHmac, input)}`;
   }
 
   /** Verifies a token; throws AuthError bad_jwt naming the reason. */
@@ -221,7 +250,7 @@ export class JwtService {
     const sig = token.slice(dot2 + 1);
     // 32 bytes are exactly 43 base64url characters; anything else cannot match
     if (!B64URL_SIG.test(sig)) throw new Error("signature verification failed");
-    const mac = createHmac("sha256", this.hsSecret).update(token.slice(0, dot2)).digest();
+    const mac = hmacBytes(this.hsHmac, token.slice(0, dot2));
     if (!timingSafeEqual(mac, Buffer.from(sig, "base64url"))) {
       throw new Error("signature verification failed");
     }

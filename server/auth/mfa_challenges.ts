@@ -18,7 +18,7 @@ import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
-import { hmacBase64url, hmacKey, timingSafeEqual } from "./crypto.ts";
+import { hmacBase64url, type HmacKey, hmacKey, timingSafeEqual } from "./crypto.ts";
 import type { ChallengeRow, FactorRow, FactorType } from "./mfa.ts";
 import type { AmrEntry, SessionRow } from "./sessions.ts";
 import { totpMatch } from "./totp.ts";
@@ -46,7 +46,7 @@ export interface Verified {
 export class MfaChallenges {
   /** Told of every checked code before it counts; may throw to reject (set by buildServices). */
   onAttempt?: (factor: FactorRow, valid: boolean, ip: string) => Promise<void>;
-  #codeKey: Promise<CryptoKey>;
+  #codeKey: HmacKey;
   readonly #challenges: ChallengeStore;
   readonly #factors: FactorStore;
   readonly #sessions: SessionStore;
@@ -96,7 +96,7 @@ export class MfaChallenges {
       await this.users.lockProfile(factor.user_id, tx);
       const row = await this.#challenges.insert(factor.id, ip, now, tx);
       if (code !== undefined) {
-        await this.#challenges.setCodeHash(row.id, await this.#codeHash(row.id, code), tx);
+        await this.#challenges.setCodeHash(row.id, this.#codeHash(row.id, code), tx);
       }
       await this.#factors.markChallenged(factor.id, now, tx);
       return row;
@@ -160,7 +160,7 @@ export class MfaChallenges {
       valid = step !== null;
     } else {
       valid = challenge.otp_code_hash !== null &&
-        timingSafeEqual(challenge.otp_code_hash, await this.#codeHash(challenge.id, code));
+        timingSafeEqual(challenge.otp_code_hash, this.#codeHash(challenge.id, code));
     }
     // The MFA verification attempt hook may reject (auth/hooks_install.ts).
     await this.onAttempt?.(factor, valid, ip);
@@ -220,8 +220,8 @@ export class MfaChallenges {
     return (await this.#sessions.raiseToAal2(sessionId, factor.id, amr, now, tx))!;
   }
 
-  async #codeHash(challengeId: string, code: string): Promise<string> {
-    return await hmacBase64url(await this.#codeKey, `${challengeId}:${code}`);
+  #codeHash(challengeId: string, code: string): string {
+    return hmacBase64url(this.#codeKey, `${challengeId}:${code}`);
   }
 }
 

@@ -41,6 +41,7 @@ import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
 import {
   hmacBase64url,
+  type HmacKey,
   hmacKey,
   randomDigits,
   randomHex,
@@ -104,7 +105,7 @@ export function otpInvalid(): AuthError {
 
 /** Issues, verifies and consumes one-time tokens. */
 export class OneTimeTokens {
-  #key: Promise<CryptoKey>;
+  #key: HmacKey;
   readonly #store: OneTimeTokenStore;
 
   constructor(readonly db: Db, secret: string, readonly clock: Clock) {
@@ -112,8 +113,8 @@ export class OneTimeTokens {
     this.#key = hmacKey(`one-time-code:${secret}`);
   }
 
-  async #codeHash(type: string, recipient: string, code: string): Promise<string> {
-    return await hmacBase64url(await this.#key, `${type}\n${recipient}\n${code}`);
+  #codeHash(type: string, recipient: string, code: string): string {
+    return hmacBase64url(this.#key, `${type}\n${recipient}\n${code}`);
   }
 
   /** Issues a token, replacing the user's pending tokens of the same type. */
@@ -123,7 +124,7 @@ export class OneTimeTokens {
     // that format but is 28 random bytes rather than a hash of address and code.
     const link = randomHex(28);
     const code = randomDigits(o.codeLength ?? 6);
-    const linkHash = await sha256Hex(link);
+    const linkHash = sha256Hex(link);
     const expiresAt = new Date(now.getTime() + o.ttlSec * 1000);
     // The user's previous token of this type goes (unless issued alongside), and so do
     // their expired ones.
@@ -132,7 +133,7 @@ export class OneTimeTokens {
       userId: o.userId,
       type: o.type,
       tokenHash: linkHash,
-      codeHash: await this.#codeHash(o.type, o.recipient, code),
+      codeHash: this.#codeHash(o.type, o.recipient, code),
       recipient: o.recipient,
       data: o.alongside ? { ...o.data, alongside: true } : (o.data ?? {}),
       now,
@@ -152,7 +153,7 @@ export class OneTimeTokens {
   ): Promise<OneTimeTokenRow> {
     token = withoutPkcePrefix(token);
     if (!token || token.length > 200 || types.length === 0) throw otpInvalid();
-    const hash = await sha256Hex(token);
+    const hash = sha256Hex(token);
     const row = await this.#store.consumeByHash(hash, types, q);
     if (!row || new Date(row.expires_at) <= this.clock.now()) throw otpInvalid();
     return row;
@@ -162,7 +163,7 @@ export class OneTimeTokens {
   async peekLink(types: readonly string[], token: string): Promise<OneTimeTokenRow | null> {
     token = withoutPkcePrefix(token);
     if (!token || token.length > 200 || types.length === 0) return null;
-    const row = await this.#store.findByHash(await sha256Hex(token), types);
+    const row = await this.#store.findByHash(sha256Hex(token), types);
     return row && new Date(row.expires_at) > this.clock.now() ? row : null;
   }
 
@@ -190,7 +191,7 @@ export class OneTimeTokens {
     for (const r of rows) {
       if (match) break;
       if (!await this.#store.takeAttempt(r.id, maxAttempts, q)) continue;
-      const h = await this.#codeHash(r.token_type, recipient, code.trim());
+      const h = this.#codeHash(r.token_type, recipient, code.trim());
       if (timingSafeEqual(h, r.code_hash ?? "")) match = r;
     }
     if (match) {

@@ -147,7 +147,7 @@ export async function issueAuthCode(
   userId: string,
 ): Promise<string> {
   const code = crypto.randomUUID();
-  const found = await flows(db).setAuthCode(flowId, await sha256Hex(code), userId, clock.now());
+  const found = await flows(db).setAuthCode(flowId, sha256Hex(code), userId, clock.now());
   if (!found) {
     throw new AuthError("flow_state_not_found", "invalid flow state, no valid flow state found");
   }
@@ -173,7 +173,7 @@ export async function exchangeAuthCode(
   }
   const db = s.db;
   await pruneOccasionally(s);
-  const flow = await flows(db).consumeByCodeHash(await sha256Hex(authCode));
+  const flow = await flows(db).consumeByCodeHash(sha256Hex(authCode));
   if (!flow || !flow.user_id || !flow.auth_code_issued_at) {
     throw new AuthError("flow_state_not_found", "invalid flow state, no valid flow state found");
   }
@@ -183,7 +183,7 @@ export async function exchangeAuthCode(
     throw new AuthError("flow_state_expired", "invalid flow state, flow state has expired");
   }
   const expected = flow.code_challenge_method === "s256"
-    ? await sha256Base64url(codeVerifier)
+    ? sha256Base64url(codeVerifier)
     : codeVerifier;
   if (!timingSafeEqual(expected, flow.code_challenge)) {
     throw new AuthError(

@@ -162,7 +162,7 @@ export class SendLimits {
       if (err) throw err;
       return;
     }
-    await this.#reserve(`${r.channel}_decoy`, r, await sha256Hex(r.recipient));
+    await this.#reserve(`${r.channel}_decoy`, r, sha256Hex(r.recipient));
   }
 
   /**

@@ -23,7 +23,7 @@ import type { Db, Queryable } from "../db/db.ts";
 import { RefreshTokenStore } from "../store/refresh_tokens.ts";
 import { type AmrEntry, type SessionRow, SessionStore } from "../store/sessions.ts";
 import type { Clock } from "./clock.ts";
-import { hmacBase64url, hmacKey, randomToken, sha256Hex } from "./crypto.ts";
+import { hmacBase64url, type HmacKey, hmacKey, randomToken, sha256Hex } from "./crypto.ts";
 import type { JwtService } from "./jwt.ts";
 import { decideRefresh } from "./refresh_policy.ts";
 import {
@@ -96,7 +96,7 @@ export class Sessions {
     claims: Record<string, unknown>,
     tx?: Queryable,
   ) => Promise<Record<string, unknown>>;
-  #childKey: Promise<CryptoKey>;
+  readonly #childKey: HmacKey;
   readonly #store: SessionStore;
   readonly #tokens: RefreshTokenStore;
 
@@ -127,7 +127,7 @@ export class Sessions {
       userAgent: opts.userAgent,
       ip: opts.ip,
       now,
-      refreshTokenHash: await sha256Hex(token),
+      refreshTokenHash: sha256Hex(token),
     }, q);
     if (!session) throw await this.#notIssued(user.id, q);
     const fresh = await this.users.update(user.id, { last_sign_in_at: now }, q) ?? user;
@@ -146,7 +146,7 @@ export class Sessions {
     const done = await this.#tokens.replaceInSession(
       user.id,
       session.id,
-      await sha256Hex(token),
+      sha256Hex(token),
       now,
       q,
     );
@@ -254,7 +254,7 @@ export class Sessions {
         situation: "oauth",
       });
     }
-    const hash = await sha256Hex(token);
+    const hash = sha256Hex(token);
     const settings = {
       rotationEnabled: this.config.security.refreshTokenRotationEnabled,
       reuseIntervalSec: this.config.security.refreshTokenReuseInterval,
@@ -265,11 +265,11 @@ export class Sessions {
     // With SESSIONS_SINGLE_PER_USER the decision reads the user's other sessions: the
     // transaction below makes it.
     if (settings.rotationEnabled && audit && !limits.singlePerUser) {
-      const plain = await hmacBase64url(await this.#childKey, token);
+      const plain = hmacBase64url(this.#childKey, token);
       const payload = auditPayload(entry);
       const done = await this.#tokens.rotateLive({
         hash,
-        childHash: await sha256Hex(plain),
+        childHash: sha256Hex(plain),
         now: this.clock.now(),
         timeboxSec: limits.timeboxSec,
         inactivityTimeoutSec: limits.inactivityTimeoutSec,
@@ -303,8 +303,8 @@ export class Sessions {
       // The child this token derives: what rotation hands out, and what a repeated exchange
       // within the reuse interval must find as the token's current child.
       const derives = rt !== null && settings.rotationEnabled;
-      const plain = derives ? await hmacBase64url(await this.#childKey, token) : token;
-      const childHash = derives ? await sha256Hex(plain) : null;
+      const plain = derives ? hmacBase64url(this.#childKey, token) : token;
+      const childHash = derives ? sha256Hex(plain) : null;
       const child = rt?.revoked && settings.rotationEnabled
         ? await this.#tokens.findLatestChild(rt.id, tx)
         : null;

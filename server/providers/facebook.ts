@@ -7,17 +7,12 @@
  * Docs: developers.facebook.com/docs/facebook-login/guides/advanced/manual-flow,
  * .../graph-api/securing-requests
  */
-import { hmacKey } from "../auth/crypto.ts";
+import { hmacHex, hmacKey } from "../auth/crypto.ts";
 import { getJson, obj, str } from "./http.ts";
 import { chooseBase, type ProviderSpec } from "./types.ts";
 
-async function appsecretProof(secret: string, token: string): Promise<string> {
-  const sig = await crypto.subtle.sign(
-    "HMAC",
-    await hmacKey(secret),
-    new TextEncoder().encode(token),
-  );
-  return Array.from(new Uint8Array(sig), (b) => b.toString(16).padStart(2, "0")).join("");
+function appsecretProof(secret: string, token: string): string {
+  return hmacHex(hmacKey(secret), token);
 }
 
 export const facebook: ProviderSpec = {
@@ -51,7 +46,7 @@ export const facebook: ProviderSpec = {
     const u = await getJson(ctx, `${ctx.endpoints.api}/me`, {
       params: {
         fields: "id,name,email,first_name,last_name,picture",
-        appsecret_proof: await appsecretProof(ctx.settings.secret, ctx.token.token),
+        appsecret_proof: appsecretProof(ctx.settings.secret, ctx.token.token),
       },
     });
     const email = str(u.email);

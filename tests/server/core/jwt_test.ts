@@ -49,6 +49,40 @@ Deno.test("HS256 with JWT_SECRET: signs, verifies, iss is API_EXTERNAL_URL; expi
   await refused(jwt.verify(other), /signature/);
 });
 
+Deno.test("HS256 with JWT_SECRET: the token is the one jose signs, byte for byte", async () => {
+  const jwt = await service({});
+  const key = new TextEncoder().encode(TEST_JWT_SECRET);
+  const claims = {
+    sub: "9a1c6f8e-0000-4000-8000-000000000001",
+    aud: "authenticated",
+    exp: now() + 3600,
+    iat: now(),
+    email: "zoë+ü@example.com",
+    phone: "",
+    app_metadata: { provider: "email", providers: ["email"] },
+    user_metadata: { name: 'Zoë \u2028 "quoted" \ud83d\ude00', nested: { n: 1.5, none: null } },
+    role: "authenticated",
+    aal: "aal1",
+    amr: [{ method: "password", timestamp: now() }],
+    session_id: "9a1c6f8e-0000-4000-8000-000000000002",
+    is_anonymous: false,
+    dropped: undefined,
+  };
+  for (const c of [claims, { ...claims, iss: "https://elsewhere.example" }, {}]) {
+    const expected = await new jose.SignJWT({ iss: "http://localhost:8081", ...c })
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .sign(key);
+    assert.equal(await jwt.sign(c), expected);
+  }
+  for (const k of ["iat", "nbf", "exp"]) {
+    await assert.rejects(jwt.sign({ [k]: Infinity }), TypeError);
+    await assert.rejects(
+      new jose.SignJWT({ [k]: Infinity }).setProtectedHeader({ alg: "HS256" }).sign(key),
+      TypeError,
+    );
+  }
+});
+
 Deno.test("HS256 tokens: the synchronous check refuses exactly what jose refuses, with its reasons", async () => {
   const jwt = await service({});
   const secret = new TextEncoder().encode(TEST_JWT_SECRET);

@@ -87,6 +87,32 @@ Deno.test("refresh_token grant rotates; unknown grant types and bad bodies are n
     });
     assert.equal(huge.status, 413);
     assert.match((await huge.json()).msg, /larger than/);
+    // A chunked body (no Content-Length) is counted as it arrives: 413 too, and one under
+    // the limit is read.
+    const chunked = (kib: number) => {
+      const chunk = new TextEncoder().encode(" ".repeat(1024));
+      let sent = 0;
+      return srv.fetch("/token?grant_type=password", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: new ReadableStream({
+          pull(c) {
+            if (sent === 0) c.enqueue(new TextEncoder().encode('{"email":"a@b.co"'));
+            if (sent++ < kib) c.enqueue(chunk);
+            else {
+              c.enqueue(new TextEncoder().encode("}"));
+              c.close();
+            }
+          },
+        }),
+      });
+    };
+    const over = await chunked(1100);
+    assert.equal(over.status, 413);
+    assert.match((await over.json()).msg, /larger than/);
+    const under = await chunked(10);
+    assert.equal(under.status, 400);
+    assert.equal((await under.json()).msg, "password is required");
   } finally {
     await srv.close();
   }
