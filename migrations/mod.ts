@@ -11,6 +11,7 @@ export const MIGRATIONS: readonly string[] = [
   "0009_profile_rev.sql",
   "0011_flow_state_link.sql",
   "0013_cleanup_indexes.sql",
+  "0015_profile_doc.sql",
 ];
 
 /** Reads one migration's SQL text (works from a compiled binary too). */

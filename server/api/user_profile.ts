@@ -5,22 +5,25 @@
  * change of the user row, an identity or a factor gives the user a revision
  * no other state of it has had).
  *
- * A request for a user whose answer is kept reads only the revision and
- * whether the token's session exists (the user's and the session's primary
- * keys); when the revision is the kept one, the kept JSON is the answer, the
- * same bytes building it again would give. Otherwise (the user's first request
- * to this process, or a change since) one statement reads the user, the
- * session check, the identities, the factors and the revision, and the answer
- * is built and kept. So every request still sees the database as it is: a
- * change made through any server process shows at the next request, a
- * signed-out session or a deleted user is refused at once.
+ * Every request reads one row by the user's primary key, with whether the
+ * token's session exists: the revision, and unless the revision is the kept
+ * one, the answer the database built in the transaction of the user's last
+ * change (`profile_doc`, migrations/0015_profile_doc.sql), byte for byte what
+ * profileBody gives. So a user's first request after a change (or to this
+ * process) costs the same lookup as a kept one. Only when the database left
+ * the answer to the server (rows from before that migration until their next
+ * change, states its builder does not reproduce) does one statement read the
+ * user, the identities, the factors and the revision, and the answer is built
+ * here. So every request still sees the database as it is: a change made
+ * through any server process shows at the next request, a signed-out session
+ * or a deleted user is refused at once.
  *
  * Errors and their order are requireUser's (context.ts): bad_jwt (the
  * route's `jwt` middleware), user_not_found, session_not_found.
  */
 import type { FactorRow } from "../auth/mfa.ts";
 import { factorToJson } from "../auth/mfa.ts";
-import { type ProfileRevision, userToJson } from "../auth/users.ts";
+import { type Profile, type ProfileRevision, userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { claimsOf, type Ctx } from "./context.ts";
 import { ApiError } from "./errors.ts";
@@ -91,6 +94,14 @@ function refuse(
   }
 }
 
+/** The answer GET /user gives for a profile read from the four tables. */
+export function profileBody(p: Profile<FactorRow>): string {
+  return JSON.stringify(userToJson(p.user, {
+    identities: p.identities,
+    factors: p.factors.length ? p.factors.map(factorToJson) : undefined,
+  }));
+}
+
 /** GET /user's answer for the bearer token the route's `jwt` middleware verified. */
 export async function userProfileResponse(c: Ctx, s: Services): Promise<Response> {
   const claims = claimsOf(c);
@@ -98,17 +109,19 @@ export async function userProfileResponse(c: Ctx, s: Services): Promise<Response
   const sidParam = sid !== null && isUuid(sid) ? sid : null;
   const cache = cacheOf(s);
   const kept = cache.get(claims.sub);
-  if (kept) {
-    const rev = await s.users.profileRevision(claims.sub, sidParam);
-    refuse(cache, claims.sub, rev, sid);
-    if (rev.rev === kept.rev) return c.body(kept.body, 200, JSON_TYPE);
+  // One primary-key lookup: the revision, the session, and (unless the kept answer is current)
+  // the answer the database built when the user last changed.
+  const d = await s.users.profileDoc(claims.sub, sidParam, kept ? kept.rev : -1);
+  refuse(cache, claims.sub, d, sid);
+  if (kept && d.rev === kept.rev) return c.body(kept.body, 200, JSON_TYPE);
+  if (d.doc !== null) {
+    cache.set(claims.sub, d.rev, d.doc);
+    return c.body(d.doc, 200, JSON_TYPE);
   }
+  // Not built by the database (see the migration): read the four tables and build it here.
   const p = await s.users.profile<FactorRow>(claims.sub, sidParam);
   refuse(cache, claims.sub, p, sid);
-  const body = JSON.stringify(userToJson(p.user, {
-    identities: p.identities,
-    factors: p.factors.length ? p.factors.map(factorToJson) : undefined,
-  }));
+  const body = profileBody(p);
   cache.set(claims.sub, p.rev, body);
   return c.body(body, 200, JSON_TYPE);
 }

@@ -7,13 +7,18 @@
  */
 import type { Db, Queryable } from "../db/db.ts";
 import { type IdentityRow, IdentityStore } from "../store/identities.ts";
-import { type Profile, type ProfileRevision, ProfileStore } from "../store/profile.ts";
+import {
+  type Profile,
+  type ProfileDoc,
+  type ProfileRevision,
+  ProfileStore,
+} from "../store/profile.ts";
 import { type UserFields, type UserPage, type UserRow, UserStore } from "../store/users.ts";
 import { isoString } from "../util/time.ts";
 
 export type { IdentityRow } from "../store/identities.ts";
 export type { UserFields, UserPage, UserRow } from "../store/users.ts";
-export type { Profile, ProfileRevision } from "../store/profile.ts";
+export type { Profile, ProfileDoc, ProfileRevision } from "../store/profile.ts";
 /** A unique constraint was violated: the address, phone, id or identity is someone's already. */
 export { isUniqueViolation } from "../store/users.ts";
 
@@ -334,11 +339,16 @@ export class Users {
   }
 
   /**
-   * The user's profile revision (migrations/0009_profile_rev.sql) and whether
-   * session `sessionId` exists; null when the user does not exist.
+   * The user's profile revision, whether session `sessionId` exists, and the
+   * answer the database built at write time unless the revision is `keptRev`
+   * (migrations/0015_profile_doc.sql); null when the user does not exist.
    */
-  profileRevision(userId: string, sessionId: string | null): Promise<ProfileRevision | null> {
-    return this.#profiles.revision(userId, sessionId);
+  profileDoc(
+    userId: string,
+    sessionId: string | null,
+    keptRev: number,
+  ): Promise<ProfileDoc | null> {
+    return this.#profiles.doc(userId, sessionId, keptRev);
   }
 
   /** The user, its identities and MFA factors (`F`: the factor row) in one read. */

@@ -45,6 +45,15 @@ export interface ProfileRevision {
   session: boolean;
 }
 
+/**
+ * The revision, the session check and the answer the database built at write
+ * time (migrations/0015_profile_doc.sql): null when the revision is the one
+ * the caller keeps, or when the server must build it (see there).
+ */
+export interface ProfileDoc extends ProfileRevision {
+  doc: string | null;
+}
+
 /** Everything GET /user answers, with the revision it was read at. */
 export interface Profile<F> extends ProfileRevision {
   /** The row itself: its extra columns stay on it unread (copying cost more than the rest). */
@@ -59,9 +68,13 @@ interface RevRow {
   __session: boolean;
 }
 
+interface DocRow extends RevRow {
+  __doc: string | null;
+}
+
 /** The GET /user statements of one database. */
 export class ProfileStore {
-  readonly #revSql: string;
+  readonly #docSql: string;
   readonly #fullSql: string;
 
   constructor(readonly db: Db) {
@@ -72,7 +85,9 @@ export class ProfileStore {
     // a sort for every execution, whose memory made the backend grow and shrink its heap on
     // every GET /user (page faults were a third of PostgreSQL's time on it), and an aggregate
     // costs more to start than an array subquery; the few rows are put in order here instead.
-    this.#revSql = `SELECT u.profile_rev AS "__rev", ${session} AS "__session"
+    this.#docSql = `SELECT u.profile_rev AS "__rev",
+        CASE WHEN u.profile_rev = $3::bigint THEN NULL ELSE u.profile_doc END AS "__doc",
+        ${session} AS "__session"
         FROM ${users} u WHERE u.id = $1 AND u.deleted_at IS NULL`;
     this.#fullSql = `SELECT ${PROFILE_COLUMNS.map((k) => `u.${k}`).join(", ")},
         u.profile_rev AS "__rev", ${session} AS "__session",
@@ -84,12 +99,13 @@ export class ProfileStore {
   }
 
   /**
-   * The user's profile revision and whether session `sessionId` exists (false
-   * for null); null when the user does not exist.
+   * The user's profile revision, whether session `sessionId` exists, and the
+   * answer built at write time unless the revision is `keptRev` (-1: none
+   * kept); null when the user does not exist. One primary-key lookup.
    */
-  async revision(userId: string, sessionId: string | null): Promise<ProfileRevision | null> {
-    const [row] = await this.db.query<RevRow>(this.#revSql, [userId, sessionId]);
-    return row ? { rev: row.__rev, session: row.__session } : null;
+  async doc(userId: string, sessionId: string | null, keptRev: number): Promise<ProfileDoc | null> {
+    const [row] = await this.db.query<DocRow>(this.#docSql, [userId, sessionId, keptRev]);
+    return row ? { rev: row.__rev, session: row.__session, doc: row.__doc } : null;
   }
 
   /** The user's profile (see {@link Profile}); null when the user does not exist. */
