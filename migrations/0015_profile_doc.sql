@@ -105,11 +105,32 @@ END $$;
 
 -- A metadata column as `{ ...value }` then JSON.stringify writes it: an object
 -- as above, JSON null as {}; NULL (build in the server) for anything else.
+--
+-- The common case without a query per object: when no key looks like an array
+-- index and every number is an integer of at most 15 digits (outside strings:
+-- jsonb writes numbers in plain decimal, never with an exponent), JavaScript
+-- writes exactly jsonb's text without the space after each ',' and ':' outside
+-- strings. The patterns read strings whole ("..." with \-escapes), so nothing
+-- inside a string is taken for a key, a number or a separator.
 CREATE FUNCTION __NS__profile_json_object(v jsonb) RETURNS text
-  LANGUAGE sql IMMUTABLE AS $$
-  SELECT CASE jsonb_typeof(v) WHEN 'object' THEN __NS__profile_json(v)
-    WHEN 'null' THEN '{}' END
-$$;
+  LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+  t text;
+BEGIN
+  CASE jsonb_typeof(v)
+  WHEN 'object' THEN
+    t := v::text;
+    IF t !~ '"(0|[1-9][0-9]{0,9})": '
+        AND regexp_replace(t, '"(?:[^"\\]|\\.)*"', '', 'g') !~ '[.]|[0-9]{16}' THEN
+      RETURN regexp_replace(t, '("(?:[^"\\]|\\.)*")|([,:]) ', '\1\2', 'g');
+    END IF;
+    RETURN __NS__profile_json(v);
+  WHEN 'null' THEN
+    RETURN '{}';
+  ELSE
+    RETURN NULL;
+  END CASE;
+END $$;
 
 -- A timestamp as isoString (server/util/time.ts) writes it, quoted: UTC,
 -- milliseconds truncated; NULL for NULL. Only for the years 1000-9999 (the

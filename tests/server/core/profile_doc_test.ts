@@ -110,6 +110,21 @@ Deno.test("the database's GET /user answer is the server's own, byte for byte, a
     const id = (s.user as Json).id as string;
     await same(srv, id, "signed-up e-mail user");
 
+    // Plain metadata (the builder's text path): separators and quotes inside strings.
+    for (
+      const data of [
+        { a: "x\\", b: "y, z: w", 'c"': '"1": 2', n: [1, -2, { k: null }], t: true, e: {} },
+        { 'say "hi", ok': 'a\\"b', list: ["", " ", ", ", ": "], int: 123456789012345 },
+        { unicode: "Zoë 日本語 🎉", ctl: "\u0000".slice(1) + "\u0007\n", "ключ": "значение" },
+      ]
+    ) {
+      await sql(`UPDATE ${users} SET raw_user_meta_data = $2::jsonb WHERE id = $1`, [
+        id,
+        JSON.stringify(data),
+      ]);
+      await same(srv, id, `plain metadata ${JSON.stringify(data)}`);
+    }
+
     // Metadata of every kind, through the API and in SQL.
     const put = await srv.fetch("/user", {
       method: "PUT",
@@ -238,6 +253,25 @@ Deno.test("states the database does not build are answered by the server", async
       return await r.text();
     };
     assert.equal(await get(), (await both(srv, id)).doc, "the database's answer is served");
+
+    // Nothing kept: a change of an identity or a factor in plain SQL shows at the next request.
+    await srv.db.query(
+      `INSERT INTO ${srv.db.t("identities")} (user_id, provider, provider_id, identity_data)
+       VALUES ($1, 'github', 'gh-9', '{"sub":"gh-9"}')`,
+      [id],
+    );
+    assert.deepEqual(JSON.parse(await get()).identities.map((i: Json) => i.provider), [
+      "email",
+      "github",
+    ]);
+    await srv.db.query(
+      `INSERT INTO ${srv.db.t("mfa_factors")} (user_id, factor_type, friendly_name, status)
+       VALUES ($1, 'totp', 'app', 'verified')`,
+      [id],
+    );
+    assert.deepEqual(JSON.parse(await get()).factors.map((f: Json) => f.friendly_name), ["app"]);
+    await srv.db.query(`DELETE FROM ${srv.db.t("mfa_factors")} WHERE user_id = $1`, [id]);
+    assert.equal(JSON.parse(await get()).factors, undefined);
 
     // Metadata that is not an object: `{ ...[1, 2] }` is {"0":1,"1":2}.
     await srv.db.query(`UPDATE ${users} SET raw_user_meta_data = '[1, 2]' WHERE id = $1`, [id]);
