@@ -155,8 +155,9 @@ export async function scaleMain(): Promise<number> {
     const large = sides[1];
     const p = large.prefix;
 
-    // Load. Users and identities in one transaction: the identities trigger then leaves the
-    // user rows alone (migrations/0009_profile_rev.sql: not again in the same transaction).
+    // Load. Users and identities in one transaction: the identities trigger then takes no second
+    // revision (migrations/0009_profile_rev.sql), but rebuilds each user's GET /user answer with
+    // its identity (0015_profile_doc.sql), as a sign-up does.
     const t0 = Date.now();
     await sql.begin(async (tx) => {
       await tx.unsafe(

@@ -7,12 +7,7 @@
  */
 import type { Db, Queryable } from "../db/db.ts";
 import { type IdentityRow, IdentityStore } from "../store/identities.ts";
-import {
-  type Profile,
-  type ProfileDoc,
-  type ProfileRevision,
-  ProfileStore,
-} from "../store/profile.ts";
+import { type Profile, type ProfileDoc, ProfileStore } from "../store/profile.ts";
 import { type UserFields, type UserPage, type UserRow, UserStore } from "../store/users.ts";
 import { isoString } from "../util/time.ts";
 
