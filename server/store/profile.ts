@@ -108,6 +108,15 @@ export class ProfileStore {
     return row ? { rev: row.__rev, session: row.__session, doc: row.__doc } : null;
   }
 
+  /**
+   * The user's profile revision and whether session `sessionId` exists (false
+   * for null); null when the user does not exist.
+   */
+  async revision(userId: string, sessionId: string | null): Promise<ProfileRevision | null> {
+    const d = await this.doc(userId, sessionId, -1);
+    return d ? { rev: d.rev, session: d.session } : null;
+  }
+
   /** The user's profile (see {@link Profile}); null when the user does not exist. */
   async read<F>(userId: string, sessionId: string | null): Promise<Profile<F> | null> {
     const [row] = await this.db.query<
