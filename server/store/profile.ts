@@ -1,9 +1,11 @@
 /**
  * The two statements of GET /user (api/user_profile.ts): the caller's profile
- * revision with the session check, and everything the answer holds (the user
- * row, its identities, its MFA factors) with the same two, in one round trip.
- * They read users, sessions, identities and mfa_factors by primary or foreign
- * key.
+ * revision with the session check and the answer the database built at the
+ * user's last change (migrations/0015_profile_doc.sql), one primary-key
+ * lookup; and, for the answers the database leaves to the server, everything
+ * the answer holds (the user row, its identities, its MFA factors) with the
+ * same two, in one round trip. They read users, sessions, identities and
+ * mfa_factors by primary or foreign key.
  */
 import type { Db } from "../db/db.ts";
 import { parseTimestamptz } from "../util/time.ts";
