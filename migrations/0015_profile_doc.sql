@@ -13,6 +13,10 @@
 -- years 1000-9999 or infinite, metadata that is not an object). The server then
 -- reads the four tables as before. tests/server/core/profile_doc_test.ts
 -- compares this text with the server's own serializer across user states.
+--
+-- The functions are STABLE, not IMMUTABLE: float8 and to_char output depend on
+-- settings (the builder sets extra_float_digits itself; timestamps are
+-- formatted in UTC whatever TimeZone is).
 
 ALTER TABLE __NS__users ADD COLUMN profile_doc text;
 
@@ -22,7 +26,7 @@ ALTER TABLE __NS__users ADD COLUMN profile_doc text;
 -- by the caller, __NS__users_profile_doc) makes float8 output the shortest
 -- round-trip digits.
 CREATE FUNCTION __NS__profile_json_number(n numeric) RETURNS text
-  LANGUAGE plpgsql IMMUTABLE AS $$
+  LANGUAGE plpgsql STABLE AS $$
 DECLARE
   t text; m text; ip text; fp text; digits text; e int := 0; k int; p int; neg boolean;
 BEGIN
@@ -69,7 +73,7 @@ END $$;
 -- then the others in jsonb's order (which is the order of its text); NULL when
 -- a number inside is out of range (above).
 CREATE FUNCTION __NS__profile_json(v jsonb) RETURNS text
-  LANGUAGE plpgsql IMMUTABLE AS $$
+  LANGUAGE plpgsql STABLE AS $$
 DECLARE
   r text; bad boolean;
 BEGIN
@@ -113,7 +117,7 @@ END $$;
 -- strings. The patterns read strings whole ("..." with \-escapes), so nothing
 -- inside a string is taken for a key, a number or a separator.
 CREATE FUNCTION __NS__profile_json_object(v jsonb) RETURNS text
-  LANGUAGE plpgsql IMMUTABLE AS $$
+  LANGUAGE plpgsql STABLE AS $$
 DECLARE
   t text;
 BEGIN
@@ -136,12 +140,12 @@ END $$;
 -- milliseconds truncated; NULL for NULL. Only for the years 1000-9999 (the
 -- caller checks, __NS__profile_ts_ok).
 CREATE FUNCTION __NS__profile_ts(t timestamptz) RETURNS text
-  LANGUAGE sql IMMUTABLE AS $$
+  LANGUAGE sql STABLE AS $$
   SELECT '"' || to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') || 'Z"'
 $$;
 
 CREATE FUNCTION __NS__profile_ts_ok(t timestamptz) RETURNS boolean
-  LANGUAGE sql IMMUTABLE AS $$
+  LANGUAGE sql STABLE AS $$
   SELECT t IS NULL OR (t >= '1000-01-01 00:00:00+00' AND t < '10000-01-01 00:00:00+00')
 $$;
 

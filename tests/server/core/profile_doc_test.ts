@@ -220,6 +220,19 @@ Deno.test("the database's GET /user answer is the server's own, byte for byte, a
     });
     await same(srv, id, "user row then identity in one transaction");
 
+    // A writer with other session settings (time zone, date style, float digits) builds the same.
+    await srv.db.transaction(async (tx) => {
+      await tx.query(`SET LOCAL TimeZone = 'Asia/Kolkata'`, []);
+      await tx.query(`SET LOCAL DateStyle = 'German, DMY'`, []);
+      await tx.query(`SET LOCAL extra_float_digits = -5`, []);
+      await tx.query(
+        `UPDATE ${users} SET raw_user_meta_data = '{"f":[0.1,123.456,1e-7]}',
+           invited_at = '2026-03-01 23:59:59.9999+00' WHERE id = $1`,
+        [id],
+      );
+    });
+    await same(srv, id, "written under other session settings");
+
     // A phone user, an anonymous user, a user with nothing set.
     const phone = await srv.services.users.createWithIdentities(
       { phone: "15550003333", phone_confirmed_at: new Date(), raw_user_meta_data: { a: "b" } },
