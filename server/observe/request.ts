@@ -56,6 +56,27 @@ class RequestDbScope implements QueryScope {
 
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
 
+const KNOWN_METHODS: ReadonlySet<string> = new Set([
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "PATCH",
+  "DELETE",
+  "OPTIONS",
+  "CONNECT",
+  "TRACE",
+]);
+
+/**
+ * The method as metrics, spans and the access log name it: a method HTTP defines, or `_OTHER`
+ * (OpenTelemetry's HTTP conventions). A client may send any token as the method, and each
+ * distinct one would otherwise be a new label set the metrics keep for the life of the process.
+ */
+export function methodLabel(method: string): string {
+  return KNOWN_METHODS.has(method) ? method : "_OTHER";
+}
+
 /** Hono's `/admin/users/:user_id` (or `:id{[0-9]+}`) as `/admin/users/{user_id}`. */
 export function otelRoute(honoPath: string): string {
   return honoPath.replace(/:([A-Za-z0-9_]+)(\{[^}]*\})?\??/g, "{$1}");
@@ -86,7 +107,7 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
     c.set("services", s);
     const ip = resolveClientIp(config, c.req.raw.headers, c.env?.remoteAddr ?? "");
     c.set("clientIp", ip);
-    const method = c.req.method;
+    const method = methodLabel(c.req.method);
     // The route is only read by tracing, metrics and the access log: with all three off (the
     // usual production setting of LOG_LEVEL=warn and above) it is not computed at all.
     const logRequests = log.enabled("info");
@@ -100,6 +121,7 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
     );
     const store: RequestStore = { requestId, dbScope };
     const span = obs.tracing?.startRequestSpan(method, route, c.req.raw.headers);
+    if (span && method === "_OTHER") span.setAttribute("http.request.method_original", c.req.method);
     if (span && obs.tracing) {
       store.span = span;
       store.tracer = obs.tracing.tracer;
@@ -132,7 +154,7 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
       if (logRequests) {
         requestStore.run(store, () =>
           log.info("request", {
-            method,
+            method: c.req.method,
             route: route || "unmatched",
             status,
             duration_ms: Math.round(durationSec * 100000) / 100,

@@ -74,8 +74,10 @@ export class Tracing {
         isRemote: true,
       });
     }
-    // OpenTelemetry HTTP semantic conventions: "{method} {route}", or the method alone.
-    return this.tracer.startSpan(route ? `${method} ${route}` : method, {
+    // OpenTelemetry HTTP semantic conventions: "{method} {route}", or the method alone; "HTTP"
+    // for a method they do not know (`_OTHER`, request.ts).
+    const name = method === "_OTHER" ? "HTTP" : method;
+    return this.tracer.startSpan(route ? `${name} ${route}` : name, {
       kind: SpanKind.SERVER,
       attributes: { "http.request.method": method },
     }, parent);

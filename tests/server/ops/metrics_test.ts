@@ -137,6 +137,43 @@ Deno.test("metrics (prometheus): requests, sign-ups, sign-ins, refreshes, mail, 
   await assert.rejects(() => fetch(`http://127.0.0.1:${port}/`));
 });
 
+Deno.test("metrics (prometheus): fuzzed methods and paths do not grow the request label sets", async () => {
+  const port = freePort();
+  const srv = await startTestServer({
+    AUTHSVC_METRICS_ENABLED: "true",
+    AUTHSVC_METRICS_EXPORTER: "prometheus",
+    OTEL_EXPORTER_PROMETHEUS_HOST: "127.0.0.1",
+    OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
+  });
+  /** The distinct label sets of the request counter. */
+  const labelSets = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${port}/`)).text();
+    return text.split("\n").filter((l) => l.startsWith("http_server_requests_total{"))
+      .map((l) => l.slice(0, l.lastIndexOf(" ")));
+  };
+  try {
+    // One of each kind first: an unknown method on an unknown path, an unknown path, a
+    // parametrised route with a user id, a known method a route does not answer.
+    const once = async (method: string, path: string) =>
+      await (await srv.fetch(path, { method })).body?.cancel();
+    const round = async (i: number) => {
+      await once(`FUZZ${i}`, `/x/${crypto.randomUUID()}`);
+      await once("GET", `/no/such/${i}/${crypto.randomUUID()}?q=${i}`);
+      await once("GET", `/admin/users/${crypto.randomUUID()}`);
+      await once("PATCH", `/signup/${i}`);
+    };
+    await round(0);
+    const before = await labelSets();
+    for (let i = 1; i <= 50; i++) await round(i);
+    const after = await labelSets();
+    assert.deepEqual(after, before);
+    assert.ok(after.some((l) => l.includes('http_request_method="_OTHER"')), after.join("\n"));
+    assert.ok(after.every((l) => !/FUZZ|no\/such|[0-9a-f]{8}-/.test(l)), after.join("\n"));
+  } finally {
+    await srv.close();
+  }
+});
+
 Deno.test("metrics (prometheus): a port in use stops the start with a clear message", async () => {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const { config } = readConfig({
