@@ -388,7 +388,7 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
         default: 10_000,
         min: 0,
         doc:
-          "users whose GET /user answer a process keeps, revision-checked (about 1 KB each); 0: none",
+          "users whose GET /user answer a process keeps, revision-checked (2 KB each on average); 0: none",
       }),
       maxRequestDurationMs: r.seconds("API_MAX_REQUEST_DURATION", {
         default: 10,

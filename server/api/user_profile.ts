@@ -29,32 +29,55 @@ import { claimsOf, type Ctx } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { isUuid } from "./input.ts";
 
-/** Kept GET /user answers by user id, each with the revision it was built at. */
+/** Characters of kept answers per user the cache may hold on average (`max` × this in all). */
+export const PROFILE_CHARS_PER_USER = 2048;
+
+/**
+ * Kept GET /user answers by user id, each with the revision it was built at.
+ * Bounded twice: at most `max` users, and at most `max` × PROFILE_CHARS_PER_USER
+ * characters of answers in all (a user's metadata may be 16 kB, so a count
+ * alone would let a few thousand large profiles hold hundreds of MiB); an answer
+ * larger than that is built every time. The oldest kept goes first.
+ */
 export class ProfileCache {
   readonly #entries = new Map<string, { rev: number; body: string }>();
+  #chars = 0;
+  /** The characters the kept answers may take in all. */
+  readonly maxChars: number;
 
-  /** `max`: how many users' answers are kept (AUTHSVC_API_USER_CACHE_SIZE); the oldest kept goes first. */
-  constructor(readonly max: number) {}
+  /** `max`: how many users' answers are kept (AUTHSVC_API_USER_CACHE_SIZE). */
+  constructor(readonly max: number) {
+    this.maxChars = max * PROFILE_CHARS_PER_USER;
+  }
 
   get(userId: string): { rev: number; body: string } | undefined {
     return this.#entries.get(userId);
   }
 
   set(userId: string, rev: number, body: string): void {
-    if (this.max <= 0) return;
-    this.#entries.delete(userId); // a re-kept user moves to the back
+    this.delete(userId); // a re-kept user moves to the back
+    if (this.max <= 0 || body.length > this.maxChars) return;
     this.#entries.set(userId, { rev, body });
-    if (this.#entries.size > this.max) {
-      this.#entries.delete(this.#entries.keys().next().value!);
+    this.#chars += body.length;
+    while (this.#entries.size > this.max || this.#chars > this.maxChars) {
+      this.delete(this.#entries.keys().next().value!);
     }
   }
 
   delete(userId: string): void {
+    const e = this.#entries.get(userId);
+    if (!e) return;
     this.#entries.delete(userId);
+    this.#chars -= e.body.length;
   }
 
   get size(): number {
     return this.#entries.size;
+  }
+
+  /** Characters of the kept answers. */
+  get chars(): number {
+    return this.#chars;
   }
 }
 

@@ -82,14 +82,22 @@ const HS256_HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).t
 );
 
 /** Verified tokens remembered at most (about 1 kB each). */
-const VERIFIED_MAX = 10_000;
+export const VERIFIED_MAX = 10_000;
 /** Longer tokens are verified every time (not worth the memory). */
-const VERIFIED_TOKEN_MAX_CHARS = 4096;
+export const VERIFIED_TOKEN_MAX_CHARS = 4096;
+/**
+ * Characters of remembered tokens in all (about 800 each without metadata): a token carries the
+ * user's metadata (up to 16 kB each), so tokens near VERIFIED_TOKEN_MAX_CHARS would otherwise
+ * hold 10,000 × (4 kB and their claims).
+ */
+export const VERIFIED_MAX_CHARS = 8 << 20;
 
 /** Signs and verifies access tokens for one configuration. */
 export class JwtService {
   /** token -> its claims, for tokens that verified and carry a numeric exp and no nbf. */
   private readonly verified = new Map<string, AccessClaims>();
+  /** Characters of the tokens in `verified`. */
+  private verifiedChars = 0;
 
   private constructor(
     private readonly issuer: string,
@@ -187,17 +195,28 @@ export class JwtService {
       const hit = this.verified.get(token);
       if (hit !== undefined) {
         if (hit.exp > Math.floor(Date.now() / 1000)) return { ...hit };
-        this.verified.delete(token); // expired: verified again below, which says so
+        this.forget(token); // expired: verified again below, which says so
       }
     }
     const claims = await this.verifyFully(token, opts);
     if (remember && typeof claims.exp === "number" && claims.nbf === undefined) {
-      if (this.verified.size >= VERIFIED_MAX) {
-        this.verified.delete(this.verified.keys().next().value!);
-      }
+      this.forget(token);
       this.verified.set(token, { ...claims });
+      this.verifiedChars += token.length;
+      while (this.verified.size > VERIFIED_MAX || this.verifiedChars > VERIFIED_MAX_CHARS) {
+        this.forget(this.verified.keys().next().value!);
+      }
     }
     return claims;
+  }
+
+  private forget(token: string): void {
+    if (this.verified.delete(token)) this.verifiedChars -= token.length;
+  }
+
+  /** How many verified tokens are remembered, and their characters (tests read them). */
+  get rememberedTokens(): { count: number; chars: number } {
+    return { count: this.verified.size, chars: this.verifiedChars };
   }
 
   private async verifyFully(token: string, opts: { audience?: string }): Promise<AccessClaims> {

@@ -2,7 +2,12 @@
 import assert from "node:assert/strict";
 import { jose } from "../../../deps.ts";
 import { readConfig } from "../../../server/config.ts";
-import { JwtService } from "../../../server/auth/jwt.ts";
+import {
+  JwtService,
+  VERIFIED_MAX,
+  VERIFIED_MAX_CHARS,
+  VERIFIED_TOKEN_MAX_CHARS,
+} from "../../../server/auth/jwt.ts";
 import { AuthError, statusOf } from "../../../server/api/errors.ts";
 import { BASE_ENV, startTestServer, TEST_JWT_SECRET } from "../../helpers/server.ts";
 import { signUpSession } from "./_helpers.ts";
@@ -181,6 +186,32 @@ Deno.test("a token verified once is remembered only until it expires, and never 
   // past exp the remembered answer is dropped: the token is refused as expired
   await new Promise((r) => setTimeout(r, (now() + 3 - Date.now() / 1000) * 1000));
   await refused(jwt.verify(token), /expired/);
+});
+
+Deno.test("remembered tokens stay within their count and characters, large metadata or not", async () => {
+  const jwt = await service({});
+  // Tokens just under the length that is remembered at all, as users with large metadata get.
+  const pad = "x".repeat(Math.floor((VERIFIED_TOKEN_MAX_CHARS - 300) * 3 / 4)); // base64: 4/3
+  const n = Math.ceil(VERIFIED_MAX_CHARS / (VERIFIED_TOKEN_MAX_CHARS - 500)) + 200;
+  let first = "";
+  for (let i = 0; i < n; i++) {
+    const token = await jwt.sign({ sub: `u${i}`, exp: now() + 600, user_metadata: { pad } });
+    assert.ok(
+      token.length <= VERIFIED_TOKEN_MAX_CHARS && token.length > VERIFIED_TOKEN_MAX_CHARS - 500,
+    );
+    first ||= token;
+    assert.equal((await jwt.verify(token)).sub, `u${i}`);
+    const kept = jwt.rememberedTokens;
+    assert.ok(kept.chars <= VERIFIED_MAX_CHARS && kept.count <= VERIFIED_MAX, JSON.stringify(kept));
+  }
+  assert.ok(jwt.rememberedTokens.count < n, "the oldest went");
+  // the earliest token was forgotten, and still verifies (fully, again)
+  assert.equal((await jwt.verify(first)).sub, "u0");
+  // many small tokens: the count bounds them
+  for (let i = 0; i < VERIFIED_MAX + 50; i++) {
+    await jwt.verify(await jwt.sign({ sub: `s${i}`, exp: now() + 600 }));
+  }
+  assert.equal(jwt.rememberedTokens.count, VERIFIED_MAX);
 });
 
 for (const alg of ["RS256", "ES256", "EdDSA"]) {

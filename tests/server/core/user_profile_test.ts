@@ -12,7 +12,11 @@ import { dropNamespace, startTestServer, testDatabaseUrl } from "../../helpers/s
 import { openDb } from "../../../server/db/db.ts";
 import { startServerProcess } from "../../helpers/process.ts";
 import { passwordGrant, signUpSession } from "./_helpers.ts";
-import { ProfileCache, profileCache } from "../../../server/api/user_profile.ts";
+import {
+  PROFILE_CHARS_PER_USER,
+  ProfileCache,
+  profileCache,
+} from "../../../server/api/user_profile.ts";
 import type { TestServer } from "../../helpers/server.ts";
 import { bearer, call, type Json, uniqueEmail } from "../../helpers/http.ts";
 
@@ -283,7 +287,7 @@ Deno.test({
   },
 });
 
-Deno.test("AUTHSVC_API_USER_CACHE_SIZE bounds the kept answers; 0 keeps none", async () => {
+Deno.test("AUTHSVC_API_USER_CACHE_SIZE bounds the kept answers and their size; 0 keeps none", async () => {
   const cache = new ProfileCache(2);
   cache.set("a", 1, "A");
   cache.set("b", 1, "B");
@@ -292,6 +296,24 @@ Deno.test("AUTHSVC_API_USER_CACHE_SIZE bounds the kept answers; 0 keeps none", a
   assert.equal(cache.size, 2);
   assert.equal(cache.get("b"), undefined, "the oldest kept went first");
   assert.deepEqual(cache.get("a"), { rev: 2, body: "A2" });
+
+  // Large answers (a user's metadata may be 16 kB): the characters bound them too.
+  const big = new ProfileCache(10);
+  assert.equal(big.maxChars, 10 * PROFILE_CHARS_PER_USER);
+  const third = "x".repeat(Math.floor(big.maxChars / 4)); // three fit with their suffix
+  for (let i = 0; i < 100; i++) {
+    big.set(`u${i}`, 1, third + i);
+    assert.ok(
+      big.chars <= big.maxChars && big.size <= 3,
+      `${big.size} answers, ${big.chars} chars`,
+    );
+  }
+  assert.equal(big.get("u99")?.body, third + 99, "the newest is kept");
+  assert.equal(big.get("u0"), undefined);
+  big.set("huge", 1, "x".repeat(big.maxChars + 1));
+  assert.equal(big.get("huge"), undefined, "an answer over the whole bound is built every time");
+  big.set("u99", 2, "small");
+  assert.equal(big.chars, big.get("u98")!.body.length + big.get("u97")!.body.length + 5);
 
   const srv = await startTestServer({
     AUTHSVC_MAILER_AUTOCONFIRM: "true",
