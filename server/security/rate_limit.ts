@@ -12,6 +12,9 @@
  * - `/token` (RATE_LIMIT_TOKEN_REFRESH) is counted in each process: it is the
  *   hot path (every client refreshes), its limit is generous, and a refresh
  *   token cannot be guessed, so a database write per refresh would buy little.
+ *   A process keeps the counters of at most LOCAL_KEYS_MAX clients: past
+ *   windows' go first, then (more clients than that in one window, e.g. a
+ *   RATE_LIMIT_HEADER value made up per request) the oldest window's.
  */
 import type { Config, Rate } from "../config.ts";
 import type { Clock } from "../auth/clock.ts";
@@ -56,6 +59,9 @@ export interface Hit {
 
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
 
+/** Clients whose counters of the per-process limits a process keeps (about 300 bytes each). */
+export const LOCAL_KEYS_MAX = 100_000;
+
 /** Counts requests against the limits; one per server. */
 export class RateLimiter {
   readonly #local = new Map<string, { windowStart: number; count: number }>();
@@ -76,19 +82,27 @@ export class RateLimiter {
     const retryAfterSec = Math.max(1, Math.ceil((windowStart + windowMs - now) / 1000));
     const count = SHARED_LIMITS.has(name)
       ? await this.#countShared(`${name}:${key}`, windowStart, now)
-      : this.#countLocal(`${name}:${key}`, windowStart, now);
+      : this.#countLocal(`${name}:${key}`, windowStart);
     return { allowed: count <= rate.count, retryAfterSec };
   }
 
-  #countLocal(key: string, windowStart: number, now: number): number {
+  #countLocal(key: string, windowStart: number): number {
     const cur = this.#local.get(key);
     if (cur && cur.windowStart === windowStart) return ++cur.count;
-    this.#local.set(key, { windowStart, count: 1 });
-    if (now - this.#lastPrune > PRUNE_EVERY_MS || this.#local.size > 100_000) {
-      this.#lastPrune = now;
-      for (const [k, v] of this.#local) if (v.windowStart < windowStart) this.#local.delete(k);
+    // A counter that starts a window goes to the back, so the map stays in window order: the
+    // counters of past windows are at the front, and so are the oldest when it is full.
+    if (cur) this.#local.delete(key);
+    for (const [k, v] of this.#local) {
+      if (v.windowStart >= windowStart && this.#local.size < LOCAL_KEYS_MAX) break;
+      this.#local.delete(k);
     }
+    this.#local.set(key, { windowStart, count: 1 });
     return 1;
+  }
+
+  /** How many clients' per-process counters are kept (tests read it). */
+  get localKeys(): number {
+    return this.#local.size;
   }
 
   async #countShared(key: string, windowStart: number, now: number): Promise<number> {

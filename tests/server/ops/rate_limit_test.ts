@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
 import { readConfig } from "../../../server/config.ts";
+import { LOCAL_KEYS_MAX } from "../../../server/security/rate_limit.ts";
 import { TestClock } from "./_helpers.ts";
 import { call, uniqueEmail } from "../../helpers/http.ts";
 
@@ -114,7 +115,7 @@ Deno.test("rate limit: anonymous sign-ins have their own limit (RATE_LIMIT_ANONY
   }
 });
 
-Deno.test("rate limit: /token is keyed by RATE_LIMIT_HEADER when set", async () => {
+Deno.test("rate limit: /token is keyed by RATE_LIMIT_HEADER when set; its counters are bounded", async () => {
   const srv = await startTestServer({
     AUTHSVC_RATE_LIMIT_TOKEN_REFRESH: "2/5m",
     AUTHSVC_RATE_LIMIT_HEADER: "X-Client-Key",
@@ -135,6 +136,16 @@ Deno.test("rate limit: /token is keyed by RATE_LIMIT_HEADER when set", async () 
     assert.ok(over.headers.get("retry-after"));
     // Same IP, another key: its own budget.
     assert.notEqual((await grant("beta")).status, 429);
+
+    // A key made up per request: the counters stay within LOCAL_KEYS_MAX clients, and a client
+    // over its limit stays over while others come and go (below the bound).
+    const limiter = srv.services.limiter;
+    for (let i = 0; i < 1000; i++) await limiter.hit("token", `h:made-up-${i}`);
+    assert.equal((await grant("alpha")).status, 429);
+    for (let i = 0; i < LOCAL_KEYS_MAX + 5000; i++) {
+      await limiter.hit("token", `h:made-up-${crypto.randomUUID()}`);
+    }
+    assert.equal(limiter.localKeys, LOCAL_KEYS_MAX);
   } finally {
     await srv.close();
   }
