@@ -121,7 +121,9 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
     );
     const store: RequestStore = { requestId, dbScope };
     const span = obs.tracing?.startRequestSpan(method, route, c.req.raw.headers);
-    if (span && method === "_OTHER") span.setAttribute("http.request.method_original", c.req.method);
+    if (span && method === "_OTHER") {
+      span.setAttribute("http.request.method_original", c.req.method);
+    }
     if (span && obs.tracing) {
       store.span = span;
       store.tracer = obs.tracing.tracer;
