@@ -10,7 +10,7 @@
  *   FUZZ_SEED=123 FUZZ_ROUTE="PUT /user" FUZZ_REQUESTS=2000 deno task test:fuzz
  */
 import assert from "node:assert/strict";
-import { runFuzz } from "./harness.ts";
+import { FLAT_MEMORY, memoryGrowth, runFuzz } from "./harness.ts";
 import { runSeed } from "./rng.ts";
 
 Deno.test("fuzz: full pass", async () => {
@@ -34,11 +34,13 @@ Deno.test("fuzz: full pass", async () => {
       JSON.stringify(report.perRoute)
     }; by status ${JSON.stringify(report.byStatus)}; 5xx ${report.fiveXx}; excluded ${
       JSON.stringify(report.excluded)
-    }; RSS ${JSON.stringify(report.rssMiB)} MiB; integrity ${
-      JSON.stringify(report.integrity)
-    }; pairs ${JSON.stringify(report.pairs)}; report in ${out}`,
+    }; RSS ${JSON.stringify(report.rssMiB)} MiB; after GC ${
+      JSON.stringify(report.afterGcMiB)
+    } MiB; integrity ${JSON.stringify(report.integrity)}; pairs ${
+      JSON.stringify(report.pairs)
+    }; report in ${out}`,
   );
   assert.deepEqual(report.failures, [], `FUZZ_SEED=${seed}: ${report.failures.length} failures`);
-  const [a1, a2] = report.rssMiB.afterPass;
-  assert.ok(a2 - a1 <= Math.max(64, a1 * 0.25), `FUZZ_SEED=${seed}: RSS ${a1} -> ${a2} MiB`);
+  const grew = memoryGrowth(report, FLAT_MEMORY);
+  assert.equal(grew, "", `FUZZ_SEED=${seed}: ${grew}`);
 });
