@@ -1,16 +1,21 @@
 /**
  * Memory probe (a development tool, not a test): the fuzz of harness.ts for
  * FUZZ_PASSES passes (default 4) of FUZZ_REQUESTS (default 300) requests per
- * route, the server run with `--inspect`; after each pass it collects garbage
- * in the server, prints RSS next to `Deno.memoryUsage()` (JS heap used and
- * committed, external) and takes a V8 heap snapshot, then prints the
- * constructors whose count or size grew most since the first pass.
+ * route. After each pass (the harness has the server under `--inspect`) it
+ * collects garbage in the server and prints RSS next to `Deno.memoryUsage()`
+ * (JS heap used and committed, external) and the resident memory by kind of
+ * mapping (/proc/<pid>/smaps); then it takes a V8 heap snapshot and prints
+ * the constructors that grew most since pass 1, the objects new since the
+ * previous pass that are still alive with what holds them, and the objects
+ * (maps, sets, arrays) that gained the most references.
  *
  *   FUZZ_SEED=20251125 FUZZ_REQUESTS=300 FUZZ_PASSES=4 nice -n 19 \
  *     deno run -A tests/fuzz/memory.ts
  *
- * MEM_SNAPSHOTS=<dir> keeps the snapshots (`pass-<n>.heapsnapshot`, for
- * Chrome DevTools' Memory tab); by default they are summarised and dropped.
+ * MEM_HEAP=0 skips the snapshots: each costs the server native memory of its
+ * own, so RSS after one is not comparable with RSS before. MEM_SNAPSHOTS=<dir>
+ * keeps them (`pass-<n>.heapsnapshot`, for Chrome DevTools' Memory tab).
+ * MALLOC_* and GLIBC_TUNABLES reach the server, to try allocator settings.
  * RSS growing while the heap after GC stays flat is the allocator or V8's
  * committed pages, not a leak of objects.
  */
@@ -304,6 +309,7 @@ const report = await runFuzz({
   ),
   afterPass,
 });
+for (const f of report.failures.slice(0, 10)) console.log(`failure: ${f}`);
 console.log(
   `memory probe: ${report.requests} requests in ${report.seconds} s, RSS ${
     JSON.stringify(report.rssMiB)
