@@ -221,6 +221,11 @@ class Run {
       AUTHSVC_MFA_MAX_ENROLLED_FACTORS: "1000",
       // The SMS fake runs in this (busy) process: a 1 s gateway timeout gave a 504 under load.
       AUTHSVC_SMS_TIMEOUT: "30",
+      // The periodic cleanup's deletes (expired one-time tokens, ...) land in the change log like
+      // a request's: one during a refused request was reported as that request's write (pass 2
+      // of a full run, POST /token grant_type=pkce refused before any query, "DELETE
+      // one_time_tokens ×48"). Its own tests are in tests/server/ops/cleanup_test.ts.
+      AUTHSVC_CLEANUP_INTERVAL: "0",
       LOG_LEVEL: "fatal",
       ...this.opts.serverEnv,
     }, { denoFlags: [`--inspect=127.0.0.1:${inspectPort}`] });
