@@ -137,6 +137,8 @@ export interface Config {
     requiredCharacters: string[];
     /** Leaked-password check against Have I Been Pwned's range API (auth/pwned.ts). */
     hibp: { enabled: boolean; failClosed: boolean; userAgent: string; apiUrl: string };
+    /** Nice value of the bcrypt worker threads on Linux (auth/bcrypt_worker.ts); 0: unchanged. */
+    hasherNice: number;
   };
   security: {
     refreshTokenRotationEnabled: boolean;
@@ -489,6 +491,13 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
           doc: "base URL of the range API (GET {url}/range/{5 hex}); tests and mirrors",
         }),
       },
+      hasherNice: r.int("PASSWORD_HASHER_NICE", {
+        default: 10,
+        min: 0,
+        max: 19,
+        doc:
+          "nice value of the bcrypt worker threads (Linux; 0: as the process; docs/passwords.md)",
+      }),
     },
     security: {
       refreshTokenRotationEnabled: r.bool("SECURITY_REFRESH_TOKEN_ROTATION_ENABLED", {

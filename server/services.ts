@@ -75,7 +75,12 @@ export async function buildServices(
 ): Promise<Services> {
   const jwt = await JwtService.create(config);
   const users = new Users(db);
-  const passwords = new PasswordHasher();
+  const passwords = new PasswordHasher(
+    undefined,
+    undefined,
+    undefined,
+    config.password.hasherNice,
+  );
   const sessions = new Sessions(db, config, jwt, users, clock);
   const events = new Events();
   const audit = new AuditLog(db, events);

@@ -22,6 +22,13 @@ export class HasherUnavailableError extends Error {
   }
 }
 
+/**
+ * Jobs one worker holds at most: the one it computes and the next, so that it
+ * starts the next hash the moment it finishes one instead of waiting for the
+ * main thread (busy with requests) to hand it over.
+ */
+const JOBS_PER_WORKER = 2;
+
 /** A pool of bcrypt workers. */
 export class PasswordHasher {
   #workers: Worker[] = [];
@@ -35,10 +42,17 @@ export class PasswordHasher {
     readonly cost = 10,
     /** The worker module (tests replace it). */
     readonly workerUrl: URL = new URL("./bcrypt_worker.ts", import.meta.url),
+    /**
+     * The workers' nice value on Linux (PASSWORD_HASHER_NICE; 0: as the
+     * process), so requests without hashing keep their latency while
+     * sign-ins fill the cores (bcrypt_worker.ts).
+     */
+    readonly nice = 0,
   ) {}
 
   #start(i: number): Worker {
     const w = new Worker(this.workerUrl, { type: "module" });
+    if (this.nice > 0) w.postMessage({ op: "nice", nice: this.nice });
     // A worker that cannot load or crashes would leave its jobs waiting
     // forever: fail them, and start a fresh worker for the next job.
     w.onerror = (ev: ErrorEvent) => {
@@ -71,15 +85,15 @@ export class PasswordHasher {
 
   #drain(): void {
     while (this.#queue.length) {
+      // The least busy worker with room (an idle one first).
       let idx = -1;
       for (let i = 0; i < this.size; i++) {
         if (!this.#workers[i]) {
           this.#workers[i] = this.#start(i);
           this.#busy[i] = 0;
         }
-        if (this.#busy[i] === 0) {
+        if (this.#busy[i] < JOBS_PER_WORKER && (idx < 0 || this.#busy[i] < this.#busy[idx])) {
           idx = i;
-          break;
         }
       }
       if (idx < 0) return;

@@ -71,3 +71,29 @@ Deno.test("a worker that cannot load or crashes fails its jobs instead of leavin
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test({
+  name: "on Linux the workers run at PASSWORD_HASHER_NICE, the event loop's thread unchanged",
+  ignore: Deno.build.os !== "linux",
+  fn: async () => {
+    const niceOf = (tid: string) => {
+      const stat = Deno.readTextFileSync(`/proc/self/task/${tid}/stat`);
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+    };
+    const before = new Set([...Deno.readDirSync("/proc/self/task")].map((e) => e.name));
+    const processNice = niceOf(String(Deno.pid));
+    const h = new PasswordHasher(2, 10, undefined, 7);
+    try {
+      // two hashes at once: both workers have started and read their first message
+      await Promise.all([h.hash("one"), h.hash("two")]);
+      const fresh = [...Deno.readDirSync("/proc/self/task")].map((e) => e.name)
+        .filter((tid) => !before.has(tid));
+      // (a test run under `nice -n 10` keeps its 10: the workers never raise their priority)
+      const expected = Math.max(7, processNice);
+      assert.equal(fresh.map(niceOf).filter((n) => n === expected).length, 2);
+      assert.equal(niceOf(String(Deno.pid)), processNice);
+    } finally {
+      h.close();
+    }
+  },
+});
