@@ -70,22 +70,22 @@ export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Re
     const fresh = await s.passwords.hash(password);
     user = await s.users.update(user.id, { encrypted_password: fresh }) ?? user;
   }
+  // The session, last_sign_in_at and the audit entry: one statement (Sessions.issue).
   const set = await s.sessions.issue(user, {
     method: "password",
     ip: clientIp(c),
     userAgent: c.req.header("user-agent"),
+    audit: {
+      action: "login",
+      actorId: user.id,
+      actorUsername: user.email ?? user.phone ?? "",
+      logType: "account",
+      traits: { provider: email ? "email" : "phone" },
+    },
   });
   // GoTrue's hint that the (correct) password no longer meets the policy (auth/pwned.ts).
   const weak = await weakPasswordInfo(s, password);
   if (weak) set.weak_password = weak;
-  await s.audit.record({
-    action: "login",
-    actorId: user.id,
-    actorUsername: user.email ?? user.phone ?? "",
-    logType: "account",
-    traits: { provider: email ? "email" : "phone" },
-    ip: clientIp(c),
-  });
   s.events.emit("signin", { method: "password" });
   return c.json(set);
 }

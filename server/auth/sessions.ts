@@ -32,7 +32,7 @@ import {
   supersededByNewerSession,
 } from "./session_limits.ts";
 import { type IdentityRow, type UserRow, type Users, userToJson } from "./users.ts";
-import { type AuditLog, auditPayload } from "./audit.ts";
+import { type AuditEntry, type AuditLog, auditPayload } from "./audit.ts";
 import { factorToJson } from "./mfa.ts";
 import type { FactorRow } from "../store/factors.ts";
 
@@ -56,6 +56,8 @@ export interface IssueOpts {
   provider?: string;
   userAgent?: string;
   ip?: string;
+  /** The audit entry of the sign-in, written with the session (its ip: `ip`). */
+  audit?: Omit<AuditEntry, "ip">;
 }
 
 /** user_banned, GoTrue's answer to a banned user wherever tokens would be issued. */
@@ -113,25 +115,36 @@ export class Sessions {
     this.#childKey = hmacKey(`refresh-token-child:${config.jwt.secret}`);
   }
 
-  /** Starts a new session for a user and answers with a token set. Updates last_sign_in_at. */
+  /**
+   * Starts a new session for a user and answers with a token set. Updates
+   * last_sign_in_at, and writes `opts.audit` (its ip: `opts.ip`) with the
+   * session: one statement (SessionStore.startSignIn).
+   */
   async issue(user: UserRow, opts: IssueOpts, q: Queryable = this.db): Promise<TokenSet> {
     const now = this.clock.now();
     const amr: AmrEntry[] = [{ method: opts.method, timestamp: Math.floor(now.getTime() / 1000) }];
     if (opts.provider) amr[0].provider = opts.provider;
     const token = randomToken(32);
+    const tx = q === this.db ? undefined : q;
+    const audit = opts.audit && this.audit ? auditPayload(opts.audit) : undefined;
     // Nothing for a banned (or deleted) user, decided in the statement that inserts: every
-    // path that issues tokens goes through here (SessionStore.createWithToken).
-    const session = await this.#store.createWithToken({
+    // path that issues tokens goes through here.
+    const started = await this.#store.startSignIn({
       userId: user.id,
       amr,
       userAgent: opts.userAgent,
       ip: opts.ip,
       now,
       refreshTokenHash: sha256Hex(token),
-    }, q);
-    if (!session) throw await this.#notIssued(user.id, q);
-    const fresh = await this.users.update(user.id, { last_sign_in_at: now }, q) ?? user;
-    return await this.tokenSet(fresh, session, token, q);
+      audit: audit && { payload: audit, ip: opts.ip ?? "" },
+    }, tx);
+    if (!started) throw await this.#notIssued(user.id, q);
+    if (audit) this.audit!.recorded(audit);
+    const factors = started.factors as unknown as FactorRow[];
+    return await this.#answer(started.user as unknown as UserRow, started.session, token, {
+      identities: started.identities as unknown as IdentityRow[],
+      factors: factors.length ? factors.map(factorToJson) : undefined,
+    }, tx);
   }
 
   /**

@@ -211,7 +211,10 @@ export class Users {
     q?: Queryable,
     opts: { hooks?: boolean } = {},
   ): Promise<UserRow> {
+    const hooks = !!this.beforeCreate && opts.hooks !== false;
+    if (!q && !hooks) return await this.#createWithIdentitiesAtOnce(fields, providers);
     if (!q) {
+      // the before_user_created hook runs in the transaction that creates (a pg-functions hook)
       return await this.#db.transaction((tx) =>
         this.createWithIdentities(fields, providers, tx, opts)
       );
@@ -231,6 +234,37 @@ export class Users {
       }, q);
     }
     return user;
+  }
+
+  /**
+   * createWithIdentities without a before_user_created hook and outside a
+   * transaction: one statement (UserStore.createWithIdentities), with the
+   * user's id chosen here so the identities' data can name it.
+   */
+  async #createWithIdentitiesAtOnce(
+    fields: UserFields,
+    providers: LocalProvider[],
+  ): Promise<UserRow> {
+    const app: Record<string, unknown> = { ...(fields.raw_app_meta_data ?? {}) };
+    if (providers.length) {
+      app.provider = providers[0];
+      app.providers = [...providers];
+    }
+    const f = withNormalEmail({ ...fields, raw_app_meta_data: app });
+    f.id ??= crypto.randomUUID();
+    const draft = f as unknown as UserRow;
+    return await this.#users.createWithIdentities(
+      f,
+      providers.map((provider) => {
+        const data = localIdentityData(draft, provider);
+        return {
+          provider,
+          provider_id: f.id!,
+          identity_data: data,
+          email: typeof data.email === "string" ? normalizeEmail(data.email) : null,
+        };
+      }),
+    );
   }
 
   /**

@@ -4,6 +4,7 @@
  * `ON DELETE CASCADE`), so ending a session is one DELETE here.
  */
 import type { Db, Queryable } from "../db/db.ts";
+import { jsonRows } from "./json_rows.ts";
 
 /** One authentication method reference (the `amr` claim). */
 export interface AmrEntry {
@@ -38,52 +39,111 @@ export interface NewSession {
   refreshTokenHash: string;
 }
 
+/** A new session of a sign-in, and the audit entry that goes with it. */
+export interface NewSignIn extends NewSession {
+  /** The audit entry's payload (complete) and IP address, written in the same statement. */
+  audit?: { payload: Record<string, unknown>; ip: string };
+}
+
+/** What {@link SessionStore.startSignIn} wrote and read, as the separate reads would give it. */
+export interface SignedIn {
+  /** The user row as updated (`SELECT *`). */
+  user: Record<string, unknown>;
+  session: SessionRow;
+  /** The user's identities, oldest first. */
+  identities: Record<string, unknown>[];
+  /** The user's MFA factors, oldest first. */
+  factors: Record<string, unknown>[];
+}
+
+type SignedInRow = Record<string, unknown> & {
+  __session: unknown;
+  __identities: unknown;
+  __factors: unknown;
+};
+
+const STAMPS = ["created_at", "updated_at"] as const;
+
 /** Sessions of one database. */
 export class SessionStore {
   readonly #db: Db;
   readonly #sessions: string;
   readonly #refreshTokens: string;
   readonly #users: string;
+  readonly #startSignInSql: string;
 
   constructor(db: Db) {
     this.#db = db;
     this.#sessions = db.t("sessions");
     this.#refreshTokens = db.t("refresh_tokens");
     this.#users = db.t("users");
-  }
-
-  /**
-   * Starts a session and its first refresh token, or returns null when the
-   * user is deleted or banned at `s.now` as the database has it now.
-   *
-   * One statement: the share lock on the user row orders this against a ban
-   * (api/admin.ts updates the row, then deletes the sessions, in one
-   * transaction): a sign-in that read the row first is ended by the ban, one
-   * that comes after sees it.
-   */
-  async createWithToken(s: NewSession, q: Queryable = this.#db): Promise<SessionRow | null> {
-    const [session] = await q.query<SessionRow>(
-      `WITH u AS (
-         SELECT id FROM ${this.#users} WHERE id = $1 AND deleted_at IS NULL
-           AND (banned_until IS NULL OR banned_until <= $5) FOR SHARE
+    this.#startSignInSql = `WITH u AS (
+         UPDATE ${this.#users} SET last_sign_in_at = $5, updated_at = now()
+         WHERE id = $1 AND deleted_at IS NULL AND (banned_until IS NULL OR banned_until <= $5)
+         RETURNING *
        ), s AS (
          INSERT INTO ${this.#sessions} (user_id, aal, amr, user_agent, ip, created_at, updated_at)
          SELECT u.id, 'aal1', $2, $3, $4, $5, $5 FROM u RETURNING *
        ), r AS (
          INSERT INTO ${this.#refreshTokens} (token_hash, user_id, session_id, created_at, updated_at)
          SELECT $6, s.user_id, s.id, $5, $5 FROM s
+       ), a AS (
+         INSERT INTO ${this.#db.t("audit_log_entries")} (payload, ip_address)
+         SELECT $7::jsonb, $8 FROM s WHERE $7::jsonb IS NOT NULL
        )
-       SELECT * FROM s`,
-      [
-        s.userId,
-        JSON.stringify(s.amr),
-        s.userAgent ?? null,
-        s.ip ?? null,
-        s.now,
-        s.refreshTokenHash,
-      ],
-    );
-    return session ?? null;
+       SELECT u.*, row_to_json(s) AS "__session",
+         array_to_json(ARRAY(SELECT i FROM ${this.#db.t("identities")} i
+           WHERE i.user_id = u.id)) AS "__identities",
+         array_to_json(ARRAY(SELECT f FROM ${this.#db.t("mfa_factors")} f
+           WHERE f.user_id = u.id)) AS "__factors"
+       FROM u, s`;
+  }
+
+  /**
+   * A sign-in in ONE statement (one round trip and one commit instead of
+   * five statements and three commits): starts a session and its first
+   * refresh token, sets the user's last_sign_in_at to `s.now`, writes the
+   * audit entry `s.audit`, and reads the user, identities and factors a
+   * token set shows; null when the user is deleted or banned at `s.now` as
+   * the database has it now (then nothing is written).
+   *
+   * The user row is updated first, so the statement holds the row's lock
+   * from its start: a ban (api/admin.ts updates the row, then deletes the
+   * sessions, in one transaction) either waits for this sign-in and then
+   * ends its session, or is seen by it (the UPDATE re-reads the row after
+   * the wait and matches nothing).
+   *
+   * Without `q`, on a connection of its own: a committing statement
+   * pipelined behind others on a shared connection would wait for each
+   * one's WAL flush in turn, where separate backends flush together.
+   */
+  async startSignIn(s: NewSignIn, q?: Queryable): Promise<SignedIn | null> {
+    const sql = this.#startSignInSql;
+    const params = [
+      s.userId,
+      JSON.stringify(s.amr),
+      s.userAgent ?? null,
+      s.ip ?? null,
+      s.now,
+      s.refreshTokenHash,
+      s.audit ? JSON.stringify(s.audit.payload) : null,
+      s.audit?.ip ?? "",
+    ];
+    const [row] = q
+      ? await q.query<SignedInRow>(sql, params)
+      : await this.#db.withConnection((c) => c.query<SignedInRow>(sql, params));
+    if (!row) return null;
+    const { __session, __identities, __factors, ...user } = row;
+    return {
+      user,
+      session: jsonRows(__session, [
+        ...STAMPS,
+        "not_after",
+        "refreshed_at",
+      ])[0] as unknown as SessionRow,
+      identities: jsonRows(__identities, [...STAMPS, "last_sign_in_at"]),
+      factors: jsonRows(__factors, [...STAMPS, "last_challenged_at"]),
+    };
   }
 
   async findById(id: string, q: Queryable = this.#db): Promise<SessionRow | null> {
