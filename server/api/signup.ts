@@ -13,6 +13,7 @@
 import { userCreated } from "../auth/hooks_install.ts";
 import type { SignupClaim } from "../auth/confirm.ts";
 import { checkPassword } from "../auth/pwned.ts";
+import type { TokenSet } from "../auth/sessions.ts";
 import { isUniqueViolation, normalizePhone, type UserRow, userToJson } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
@@ -148,21 +149,36 @@ export async function signup(c: Ctx, s: Services): Promise<Response> {
   let user: UserRow | null = null;
   let existing = await find(address);
   const lookedUp = performance.now();
+  const issueOpts = {
+    method: "password",
+    ip: clientIp(c),
+    userAgent: c.req.header("user-agent"),
+  };
+  // Signed in at once, and no hook to run around the creation: the user, its identity, the
+  // session and the audit entry are one statement (Sessions.signUp).
+  const atOnce = autoconfirm && !s.hooks.enabled("before_user_created") &&
+    !s.hooks.enabled("after_user_created");
+  let set: TokenSet | null = null;
   if (!existing) {
+    const fields = {
+      aud: cfg.jwt.aud,
+      role: cfg.jwt.defaultGroupName || "authenticated",
+      email: channel === "email" ? address : undefined,
+      phone: channel === "phone" ? address : undefined,
+      encrypted_password: hash,
+      email_confirmed_at: channel === "email" && autoconfirm ? now : undefined,
+      phone_confirmed_at: channel === "phone" && autoconfirm ? now : undefined,
+      raw_user_meta_data: data,
+    };
     try {
-      user = await s.users.createWithIdentities(
-        {
-          aud: cfg.jwt.aud,
-          role: cfg.jwt.defaultGroupName || "authenticated",
-          email: channel === "email" ? address : undefined,
-          phone: channel === "phone" ? address : undefined,
-          encrypted_password: hash,
-          email_confirmed_at: channel === "email" && autoconfirm ? now : undefined,
-          phone_confirmed_at: channel === "phone" && autoconfirm ? now : undefined,
-          raw_user_meta_data: data,
-        },
-        [channel],
-      );
+      if (atOnce) {
+        ({ user, set } = await s.sessions.signUp(fields, [channel], {
+          ...issueOpts,
+          audit: { action: "user_signedup", logType: "team", traits: { provider: channel } },
+        }));
+      } else {
+        user = await s.users.createWithIdentities(fields, [channel]);
+      }
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
       existing = await find(address); // a parallel sign-up of the same address won
@@ -187,33 +203,18 @@ export async function signup(c: Ctx, s: Services): Promise<Response> {
     );
   }
 
-  const signedUp = {
+  if (set) {
+    s.events.emit("signup", { method: channel });
+    return c.json(set);
+  }
+  await s.audit.record({
     action: "user_signedup",
     actorId: user.id,
     actorUsername: user.email ?? user.phone ?? "",
     logType: "team",
     traits: { provider: channel },
-  } as const;
-  const issueOpts = {
-    method: "password",
     ip: clientIp(c),
-    userAgent: c.req.header("user-agent"),
-  };
-  if (autoconfirm && !s.hooks.enabled("after_user_created")) {
-    // Nothing runs between the entry and the session: both in one statement (Sessions.issue).
-    s.events.emit("signup", { method: channel });
-    let set;
-    try {
-      set = await s.sessions.issue(user, { ...issueOpts, audit: signedUp });
-    } catch (e) {
-      // No session (the user was banned or deleted meanwhile, or the database failed): the
-      // statement wrote nothing, but the sign-up happened. The first error is the answer.
-      await s.audit.record({ ...signedUp, ip: clientIp(c) }).catch(() => {});
-      throw e;
-    }
-    return c.json(set);
-  }
-  await s.audit.record({ ...signedUp, ip: clientIp(c) });
+  });
   s.events.emit("signup", { method: channel });
   await userCreated(s, user, clientIp(c));
 

@@ -31,7 +31,14 @@ import {
   sessionValidity,
   supersededByNewerSession,
 } from "./session_limits.ts";
-import { type IdentityRow, type UserRow, type Users, userToJson } from "./users.ts";
+import {
+  type IdentityRow,
+  type LocalProvider,
+  type UserFields,
+  type UserRow,
+  type Users,
+  userToJson,
+} from "./users.ts";
 import { type AuditEntry, type AuditLog, auditPayload } from "./audit.ts";
 import { factorToJson } from "./mfa.ts";
 import type { FactorRow } from "../store/factors.ts";
@@ -145,6 +152,48 @@ export class Sessions {
       identities: started.identities as unknown as IdentityRow[],
       factors: factors.length ? factors.map(factorToJson) : undefined,
     }, tx);
+  }
+
+  /**
+   * Creates a user with its `email` / `phone` identities (as
+   * Users.createWithIdentities) and starts its first session, answering with
+   * the token set: one statement (SessionStore.startSignUp), with
+   * `opts.audit` written for the new user (its actor: the user). Not for a
+   * creation the before_user_created hook must see first. A unique
+   * violation (the address is someone's) propagates; nothing is written then.
+   */
+  async signUp(
+    fields: UserFields,
+    providers: LocalProvider[],
+    opts: IssueOpts,
+  ): Promise<{ user: UserRow; set: TokenSet }> {
+    const now = this.clock.now();
+    const amr: AmrEntry[] = [{ method: opts.method, timestamp: Math.floor(now.getTime() / 1000) }];
+    if (opts.provider) amr[0].provider = opts.provider;
+    const token = randomToken(32);
+    const local = this.users.localUser(fields, providers);
+    const audit = opts.audit && this.audit
+      ? auditPayload({
+        ...opts.audit,
+        actorId: local.fields.id,
+        actorUsername: local.fields.email ?? local.fields.phone ?? "",
+      })
+      : undefined;
+    const started = await this.#store.startSignUp(local.fields, local.identities, {
+      userId: local.fields.id,
+      amr,
+      userAgent: opts.userAgent,
+      ip: opts.ip,
+      now,
+      refreshTokenHash: await sha256Hex(token),
+      audit: audit && { payload: audit, ip: opts.ip ?? "" },
+    });
+    if (audit) this.audit!.recorded(audit);
+    const user = started.user as unknown as UserRow;
+    const set = await this.#answer(user, started.session, token, {
+      identities: started.identities as unknown as IdentityRow[],
+    });
+    return { user, set };
   }
 
   /**

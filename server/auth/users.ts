@@ -238,33 +238,51 @@ export class Users {
 
   /**
    * createWithIdentities without a before_user_created hook and outside a
-   * transaction: one statement (UserStore.createWithIdentities), with the
-   * user's id chosen here so the identities' data can name it.
+   * transaction: one statement (UserStore.createWithIdentities).
    */
   async #createWithIdentitiesAtOnce(
     fields: UserFields,
     providers: LocalProvider[],
   ): Promise<UserRow> {
+    const local = this.localUser(fields, providers);
+    return await this.#users.createWithIdentities(local.fields, local.identities);
+  }
+
+  /**
+   * A new user's row and its `email` / `phone` identities as
+   * createWithIdentities writes them, for a statement that inserts them
+   * itself: the e-mail in its canonical form, app_metadata's provider and
+   * providers, and the user's id chosen here so the identities can name it.
+   */
+  localUser(fields: UserFields, providers: LocalProvider[]): {
+    fields: UserFields & { id: string };
+    identities: {
+      provider: string;
+      provider_id: string;
+      identity_data: Record<string, unknown>;
+      email: string | null;
+    }[];
+  } {
     const app: Record<string, unknown> = { ...(fields.raw_app_meta_data ?? {}) };
     if (providers.length) {
       app.provider = providers[0];
       app.providers = [...providers];
     }
     const f = withNormalEmail({ ...fields, raw_app_meta_data: app });
-    f.id ??= crypto.randomUUID();
-    const draft = f as unknown as UserRow;
-    return await this.#users.createWithIdentities(
-      f,
-      providers.map((provider) => {
+    const id = f.id ?? crypto.randomUUID();
+    const draft = { ...f, id } as unknown as UserRow;
+    return {
+      fields: { ...f, id },
+      identities: providers.map((provider) => {
         const data = localIdentityData(draft, provider);
         return {
           provider,
-          provider_id: f.id!,
+          provider_id: id,
           identity_data: data,
           email: typeof data.email === "string" ? normalizeEmail(data.email) : null,
         };
       }),
-    );
+    };
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import type { Db, Queryable } from "../db/db.ts";
 import { jsonRows } from "./json_rows.ts";
+import { insertColumns, type UserFields } from "./users.ts";
 
 /** One authentication method reference (the `amr` claim). */
 export interface AmrEntry {
@@ -45,6 +46,14 @@ export interface NewSignIn extends NewSession {
   audit?: { payload: Record<string, unknown>; ip: string };
 }
 
+/** A local identity of a new user (its user_id: the user's). */
+export interface NewIdentity {
+  provider: string;
+  provider_id: string;
+  identity_data: Record<string, unknown>;
+  email: string | null;
+}
+
 /** What {@link SessionStore.startSignIn} wrote and read, as the separate reads would give it. */
 export interface SignedIn {
   /** The user row as updated (`SELECT *`). */
@@ -59,7 +68,7 @@ export interface SignedIn {
 type SignedInRow = Record<string, unknown> & {
   __session: unknown;
   __identities: unknown;
-  __factors: unknown;
+  __factors?: unknown;
 };
 
 const STAMPS = ["created_at", "updated_at"] as const;
@@ -143,6 +152,69 @@ export class SessionStore {
       ])[0] as unknown as SessionRow,
       identities: jsonRows(__identities, [...STAMPS, "last_sign_in_at"]),
       factors: jsonRows(__factors, [...STAMPS, "last_challenged_at"]),
+    };
+  }
+
+  /**
+   * A sign-up that signs in at once, in ONE statement: inserts the user
+   * (`user`, its last_sign_in_at `s.now`) and its `identities`, then as
+   * {@link startSignIn} the session, its first refresh token and the audit
+   * entry `s.audit`. A unique violation (the address is someone's) propagates,
+   * and then nothing is written.
+   */
+  async startSignUp(
+    user: UserFields,
+    identities: NewIdentity[],
+    s: NewSignIn,
+  ): Promise<SignedIn> {
+    const { cols, vals } = insertColumns({ ...user, last_sign_in_at: s.now });
+    const n = cols.length;
+    const sql = `WITH u AS (
+         INSERT INTO ${this.#users} (${cols.join(", ")})
+         VALUES (${cols.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING *
+       ), i AS (
+         INSERT INTO ${this.#db.t("identities")}
+           (user_id, provider, provider_id, identity_data, email, last_sign_in_at)
+         SELECT u.id, x.provider, x.provider_id, x.identity_data, x.email, now()
+         FROM u, jsonb_to_recordset($${n + 1}::jsonb)
+           AS x(provider text, provider_id text, identity_data jsonb, email text)
+         RETURNING *
+       ), s AS (
+         INSERT INTO ${this.#sessions} (user_id, aal, amr, user_agent, ip, created_at, updated_at)
+         SELECT u.id, 'aal1', $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 5} FROM u
+         RETURNING *
+       ), r AS (
+         INSERT INTO ${this.#refreshTokens} (token_hash, user_id, session_id, created_at, updated_at)
+         SELECT $${n + 6}, s.user_id, s.id, $${n + 5}, $${n + 5} FROM s
+       ), a AS (
+         INSERT INTO ${this.#db.t("audit_log_entries")} (payload, ip_address)
+         SELECT $${n + 7}::jsonb, $${n + 8} FROM s WHERE $${n + 7}::jsonb IS NOT NULL
+       )
+       SELECT u.*, row_to_json(s) AS "__session",
+         array_to_json(ARRAY(SELECT i FROM i)) AS "__identities"
+       FROM u, s`;
+    const params = [
+      ...vals,
+      JSON.stringify(identities),
+      JSON.stringify(s.amr),
+      s.userAgent ?? null,
+      s.ip ?? null,
+      s.now,
+      s.refreshTokenHash,
+      s.audit ? JSON.stringify(s.audit.payload) : null,
+      s.audit?.ip ?? "",
+    ];
+    const [row] = await this.#db.withConnection((c) => c.query<SignedInRow>(sql, params));
+    const { __session, __identities, ...fresh } = row;
+    return {
+      user: fresh,
+      session: jsonRows(__session, [
+        ...STAMPS,
+        "not_after",
+        "refreshed_at",
+      ])[0] as unknown as SessionRow,
+      identities: jsonRows(__identities, [...STAMPS, "last_sign_in_at"]),
+      factors: [],
     };
   }
 

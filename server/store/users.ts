@@ -284,6 +284,13 @@ export class UserStore {
   }
 }
 
+/** The columns and values of an INSERT of `fields` (undefined ones left out). */
+export function insertColumns(fields: UserFields): { cols: string[]; vals: unknown[] } {
+  const f: Record<string, unknown> = { ...fields };
+  const cols = Object.keys(f).filter((k) => f[k] !== undefined);
+  return { cols, vals: cols.map((k) => jsonable(f[k])) };
+}
+
 function jsonable(v: unknown): unknown {
   if (v !== null && typeof v === "object" && !(v instanceof Date) && !(v instanceof Uint8Array)) {
     return JSON.stringify(v);
