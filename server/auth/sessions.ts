@@ -185,7 +185,7 @@ export class Sessions {
       userAgent: opts.userAgent,
       ip: opts.ip,
       now,
-      refreshTokenHash: await sha256Hex(token),
+      refreshTokenHash: sha256Hex(token),
       audit: audit && { payload: audit, ip: opts.ip ?? "" },
     });
     if (audit) this.audit!.recorded(audit);
