@@ -211,10 +211,7 @@ export class Users {
     q?: Queryable,
     opts: { hooks?: boolean } = {},
   ): Promise<UserRow> {
-    const hooks = !!this.beforeCreate && opts.hooks !== false;
-    if (!q && !hooks) return await this.#createWithIdentitiesAtOnce(fields, providers);
     if (!q) {
-      // the before_user_created hook runs in the transaction that creates (a pg-functions hook)
       return await this.#db.transaction((tx) =>
         this.createWithIdentities(fields, providers, tx, opts)
       );
@@ -234,18 +231,6 @@ export class Users {
       }, q);
     }
     return user;
-  }
-
-  /**
-   * createWithIdentities without a before_user_created hook and outside a
-   * transaction: one statement (UserStore.createWithIdentities).
-   */
-  async #createWithIdentitiesAtOnce(
-    fields: UserFields,
-    providers: LocalProvider[],
-  ): Promise<UserRow> {
-    const local = this.localUser(fields, providers);
-    return await this.#users.createWithIdentities(local.fields, local.identities);
   }
 
   /**

@@ -168,43 +168,6 @@ export class UserStore {
     return rows[0];
   }
 
-  /**
-   * Inserts a user and its `identities` (user_id: the new user's) in ONE
-   * statement: one round trip and its own commit, where a transaction takes
-   * four. Unique violations propagate, and then nothing is written.
-   */
-  async createWithIdentities(
-    fields: UserFields,
-    identities: {
-      provider: string;
-      provider_id: string;
-      identity_data: Record<string, unknown>;
-      email: string | null;
-    }[],
-    q: Queryable = this.db,
-  ): Promise<UserRow> {
-    const f: Record<string, unknown> = { ...fields };
-    const cols = Object.keys(f).filter((k) => f[k] !== undefined);
-    const vals = cols.map((k) => jsonable(f[k]));
-    const n = cols.length + 1;
-    const rows = await q.query<UserRow>(
-      `WITH u AS (
-         INSERT INTO ${this.#t} (${cols.join(", ")}) VALUES (${
-        cols.map((_, i) => `$${i + 1}`).join(", ")
-      }) RETURNING *
-       ), i AS (
-         INSERT INTO ${this.#identities}
-           (user_id, provider, provider_id, identity_data, email, last_sign_in_at)
-         SELECT u.id, x.provider, x.provider_id, x.identity_data, x.email, now()
-         FROM u, jsonb_to_recordset($${n}::jsonb)
-           AS x(provider text, provider_id text, identity_data jsonb, email text)
-       )
-       SELECT * FROM u`,
-      [...vals, JSON.stringify(identities)],
-    );
-    return rows[0];
-  }
-
   /** Updates columns of one user and returns the row (null when gone). */
   async update(id: string, fields: UserFields, q: Queryable = this.db): Promise<UserRow | null> {
     const f: Record<string, unknown> = { ...fields };
