@@ -8,9 +8,9 @@
  * mfa_factors by primary or foreign key.
  */
 import type { Db } from "../db/db.ts";
-import { parseTimestamptz } from "../util/time.ts";
 import type { IdentityRow } from "./identities.ts";
 import type { UserRow } from "./users.ts";
+import { jsonRows } from "./json_rows.ts";
 
 /** The user columns GET /user answers with (not the password hash, nor the bookkeeping ones). */
 const PROFILE_COLUMNS = [
@@ -129,30 +129,16 @@ export class ProfileStore {
       rev: row.__rev,
       session: row.__session,
       user: row,
-      identities: jsonRows<IdentityRow>(row.__identities, [
+      identities: jsonRows(row.__identities, [
         "last_sign_in_at",
         "created_at",
         "updated_at",
-      ]),
-      factors: jsonRows<F>(row.__factors, ["last_challenged_at", "created_at", "updated_at"]),
+      ]) as unknown as IdentityRow[],
+      factors: jsonRows(row.__factors, [
+        "last_challenged_at",
+        "created_at",
+        "updated_at",
+      ]) as unknown as F[],
     };
   }
-}
-
-/**
- * Rows of a JSON array column (text on some drivers, parsed on others) with their timestamps as Dates,
- * in the order of their `created_at`, then `id` (what the separate queries order by).
- */
-function jsonRows<T>(v: unknown, dates: string[]): T[] {
-  const list = (typeof v === "string" ? JSON.parse(v) : v ?? []) as Record<string, unknown>[];
-  for (const r of list) {
-    for (const k of dates) if (typeof r[k] === "string") r[k] = parseTimestamptz(r[k] as string);
-  }
-  if (list.length > 1) list.sort(byCreatedAt);
-  return list as T[];
-}
-
-function byCreatedAt(a: Record<string, unknown>, b: Record<string, unknown>): number {
-  const d = (a.created_at as Date).getTime() - (b.created_at as Date).getTime();
-  return d !== 0 ? d : String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0;
 }

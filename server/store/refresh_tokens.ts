@@ -6,8 +6,8 @@
  * lock (SessionStore.lockById) while it changes a family.
  */
 import type { Db, Queryable } from "../db/db.ts";
-import { parseTimestamptz } from "../util/time.ts";
 import type { SessionRow } from "./sessions.ts";
+import { jsonRows } from "./json_rows.ts";
 
 /** A refresh_tokens row. */
 export interface RefreshTokenRow {
@@ -38,26 +38,6 @@ type RotatedRow = Record<string, unknown> & {
   __identities: unknown;
   __factors: unknown;
 };
-
-/**
- * Rows of a JSON column (array_to_json of rows: text on some drivers, parsed
- * on others) with their timestamp members as Dates, ordered by created_at,
- * then id, as the separate queries order them.
- */
-function jsonRows(v: unknown, dates: readonly string[]): Record<string, unknown>[] {
-  const parsed = typeof v === "string" ? JSON.parse(v) : v ?? [];
-  const list = (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
-  for (const r of list) {
-    for (const k of dates) if (typeof r[k] === "string") r[k] = parseTimestamptz(r[k] as string);
-  }
-  if (list.length > 1) {
-    list.sort((a, b) =>
-      (a.created_at as Date).getTime() - (b.created_at as Date).getTime() ||
-      (String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0)
-    );
-  }
-  return list;
-}
 
 const STAMPS = ["created_at", "updated_at"] as const;
 
