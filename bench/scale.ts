@@ -23,6 +23,7 @@ import {
 import { createFixtures } from "./fixtures.ts";
 import { machineInfo } from "./machine.ts";
 import { rotateLiveSql } from "../server/store/refresh_tokens.ts";
+import { profileSql } from "../server/store/profile.ts";
 import { cleanupStatements } from "../server/store/cleanup.ts";
 
 const arg = (name: string, dflt: number) =>
@@ -233,22 +234,12 @@ export async function scaleMain(): Promise<number> {
          JOIN ${p}refresh_tokens r ON r.session_id = s.id AND NOT r.revoked
          WHERE u.email = 'scale-${Math.floor(USERS / 2)}@scale.example.com'`,
       );
+      const t = { t: (n: string) => `${p}${n}` };
       const statements: Record<string, [string, unknown[]]> = {
-        // server/api/user_profile.ts: the revision check (kept answer) and the full read.
-        get_user_revision: [
-          `SELECT u.profile_rev AS "__rev",
-             EXISTS (SELECT 1 FROM ${p}sessions x WHERE x.id = $2::uuid) AS "__session"
-           FROM ${p}users u WHERE u.id = $1 AND u.deleted_at IS NULL`,
-          [sample.user_id, sample.session_id],
-        ],
-        get_user_full: [
-          `SELECT u.*, u.profile_rev AS "__rev",
-             EXISTS (SELECT 1 FROM ${p}sessions x WHERE x.id = $2::uuid) AS "__session",
-             array_to_json(ARRAY(SELECT i FROM ${p}identities i WHERE i.user_id = u.id)) AS "__identities",
-             array_to_json(ARRAY(SELECT f FROM ${p}mfa_factors f WHERE f.user_id = u.id)) AS "__factors"
-           FROM ${p}users u WHERE u.id = $1 AND u.deleted_at IS NULL`,
-          [sample.user_id, sample.session_id],
-        ],
+        // server/store/profile.ts: GET /user's one lookup (with no kept revision: the stored
+        // answer is read), and the four-table read for a user whose stored answer is missing.
+        get_user: [profileSql(t).doc, [sample.user_id, sample.session_id, "-2"]],
+        get_user_full: [profileSql(t).full, [sample.user_id, sample.session_id]],
         // server/auth/users.ts findByEmail: the password grant's lookup.
         password_find_by_email: [
           `SELECT * FROM ${p}users WHERE email = $1 AND deleted_at IS NULL`,
@@ -256,7 +247,7 @@ export async function scaleMain(): Promise<number> {
         ],
         // server/store/refresh_tokens.ts rotateLive: the refresh grant.
         refresh_rotate_live: [
-          rotateLiveSql({ t: (n: string) => `${p}${n}` }),
+          rotateLiveSql(t),
           [sample.token_hash, "scale-explain-child", new Date(), 0, 0, "{}", ""],
         ],
         // server/store/cleanup.ts: one batch of revoked refresh tokens (cutoff: a day ago).

@@ -74,30 +74,43 @@ interface DocRow extends RevRow {
   __doc: string | null;
 }
 
+/**
+ * The text of GET /user's statements (bench/scale.ts explains them): `doc`, the one lookup
+ * ($1 user id, $2 session id, $3 the kept revision: the stored answer only when it differs),
+ * and `full`, the four-table read for a user whose stored answer is missing.
+ */
+export function profileSql(db: Pick<Db, "t">): { doc: string; full: string } {
+  const users = db.t("users");
+  const session = `EXISTS (SELECT 1 FROM ${db.t("sessions")} x WHERE x.id = $2::uuid)`;
+  // array_to_json turns timestamptz into ISO 8601 strings; they are read back into Dates
+  // below. ARRAY(subquery) rather than json_agg(... ORDER BY ...): an ordered aggregate set up
+  // a sort for every execution, whose memory made the backend grow and shrink its heap on
+  // every GET /user (page faults were a third of PostgreSQL's time on it), and an aggregate
+  // costs more to start than an array subquery; the few rows are put in order here instead.
+  return {
+    doc: `SELECT u.profile_rev AS "__rev",
+        CASE WHEN u.profile_rev = $3::bigint THEN NULL ELSE u.profile_doc END AS "__doc",
+        ${session} AS "__session"
+        FROM ${users} u WHERE u.id = $1 AND u.deleted_at IS NULL`,
+    full: `SELECT ${PROFILE_COLUMNS.map((k) => `u.${k}`).join(", ")},
+        u.profile_rev AS "__rev", ${session} AS "__session",
+        array_to_json(ARRAY(SELECT i FROM ${db.t("identities")} i
+          WHERE i.user_id = u.id)) AS "__identities",
+        array_to_json(ARRAY(SELECT f FROM ${db.t("mfa_factors")} f
+          WHERE f.user_id = u.id)) AS "__factors"
+        FROM ${users} u WHERE u.id = $1 AND u.deleted_at IS NULL`,
+  };
+}
+
 /** The GET /user statements of one database. */
 export class ProfileStore {
   readonly #docSql: string;
   readonly #fullSql: string;
 
   constructor(readonly db: Db) {
-    const users = db.t("users");
-    const session = `EXISTS (SELECT 1 FROM ${db.t("sessions")} x WHERE x.id = $2::uuid)`;
-    // array_to_json turns timestamptz into ISO 8601 strings; they are read back into Dates
-    // below. ARRAY(subquery) rather than json_agg(... ORDER BY ...): an ordered aggregate set up
-    // a sort for every execution, whose memory made the backend grow and shrink its heap on
-    // every GET /user (page faults were a third of PostgreSQL's time on it), and an aggregate
-    // costs more to start than an array subquery; the few rows are put in order here instead.
-    this.#docSql = `SELECT u.profile_rev AS "__rev",
-        CASE WHEN u.profile_rev = $3::bigint THEN NULL ELSE u.profile_doc END AS "__doc",
-        ${session} AS "__session"
-        FROM ${users} u WHERE u.id = $1 AND u.deleted_at IS NULL`;
-    this.#fullSql = `SELECT ${PROFILE_COLUMNS.map((k) => `u.${k}`).join(", ")},
-        u.profile_rev AS "__rev", ${session} AS "__session",
-        array_to_json(ARRAY(SELECT i FROM ${db.t("identities")} i
-          WHERE i.user_id = u.id)) AS "__identities",
-        array_to_json(ARRAY(SELECT f FROM ${db.t("mfa_factors")} f
-          WHERE f.user_id = u.id)) AS "__factors"
-        FROM ${users} u WHERE u.id = $1 AND u.deleted_at IS NULL`;
+    const sql = profileSql(db);
+    this.#docSql = sql.doc;
+    this.#fullSql = sql.full;
   }
 
   /**
