@@ -46,6 +46,22 @@ export interface NewSignIn extends NewSession {
   audit?: { payload: Record<string, unknown>; ip: string };
 }
 
+/**
+ * The parameters a sign-in statement ends with, in its order: amr, user agent, ip, now, the
+ * refresh token's hash, the audit payload and the audit entry's ip.
+ */
+function signInParams(s: NewSignIn): unknown[] {
+  return [
+    JSON.stringify(s.amr),
+    s.userAgent ?? null,
+    s.ip ?? null,
+    s.now,
+    s.refreshTokenHash,
+    s.audit ? JSON.stringify(s.audit.payload) : null,
+    s.audit?.ip ?? "",
+  ];
+}
+
 /** A local identity of a new user (its user_id: the user's). */
 export interface NewIdentity {
   provider: string;
@@ -128,16 +144,7 @@ export class SessionStore {
    */
   async startSignIn(s: NewSignIn, q?: Queryable): Promise<SignedIn | null> {
     const sql = this.#startSignInSql;
-    const params = [
-      s.userId,
-      JSON.stringify(s.amr),
-      s.userAgent ?? null,
-      s.ip ?? null,
-      s.now,
-      s.refreshTokenHash,
-      s.audit ? JSON.stringify(s.audit.payload) : null,
-      s.audit?.ip ?? "",
-    ];
+    const params = [s.userId, ...signInParams(s)];
     const [row] = q
       ? await q.query<SignedInRow>(sql, params)
       : await this.#db.withConnection((c) => c.query<SignedInRow>(sql, params));
@@ -193,17 +200,7 @@ export class SessionStore {
        SELECT u.*, row_to_json(s) AS "__session",
          array_to_json(ARRAY(SELECT i FROM i)) AS "__identities"
        FROM u, s`;
-    const params = [
-      ...vals,
-      JSON.stringify(identities),
-      JSON.stringify(s.amr),
-      s.userAgent ?? null,
-      s.ip ?? null,
-      s.now,
-      s.refreshTokenHash,
-      s.audit ? JSON.stringify(s.audit.payload) : null,
-      s.audit?.ip ?? "",
-    ];
+    const params = [...vals, JSON.stringify(identities), ...signInParams(s)];
     const [row] = await this.#db.withConnection((c) => c.query<SignedInRow>(sql, params));
     const { __session, __identities, ...fresh } = row;
     return {
