@@ -55,6 +55,15 @@ BEGIN
   digits := rtrim(digits, '0');
   IF digits = '' THEN RETURN '0'; END IF;
   k := length(digits);
+  -- PostgreSQL's shortest digits leave out a decimal that lies exactly halfway
+  -- between two doubles and reads back (ties to even) as this one, such as
+  -- 43970358967506340 for 43970358967506336, where JavaScript writes the
+  -- shorter one: when fewer digits read back as the same double, the server
+  -- builds the answer.
+  IF k > 1 AND (round(('0.' || digits)::numeric, k - 1)::text || 'e' || p::text)::float8
+      = abs(n)::float8 THEN
+    RETURN NULL;
+  END IF;
   IF k <= p AND p <= 21 THEN
     t := digits || repeat('0', p - k);
   ELSIF 0 < p AND p <= 21 THEN
