@@ -6,7 +6,7 @@
  * lock (SessionStore.lockById) while it changes a family.
  */
 import type { Db, Queryable } from "../db/db.ts";
-import type { SessionRow } from "./sessions.ts";
+import type { SessionRow, SignedIn, SignedInRow } from "./sessions.ts";
 import { jsonRows } from "./json_rows.ts";
 
 /** A refresh_tokens row. */
@@ -21,23 +21,11 @@ export interface RefreshTokenRow {
   updated_at: Date;
 }
 
-/** What {@link RefreshTokenStore.rotateLive} read, as the separate reads would give it. */
-export interface RotatedLive {
-  /** The user row (`SELECT *`). */
-  user: Record<string, unknown>;
-  /** The session as it was locked, before it was noted refreshed. */
-  session: SessionRow;
-  /** The user's identities, oldest first. */
-  identities: Record<string, unknown>[];
-  /** The user's MFA factors, oldest first. */
-  factors: Record<string, unknown>[];
-}
-
-type RotatedRow = Record<string, unknown> & {
-  __session: unknown;
-  __identities: unknown;
-  __factors: unknown;
-};
+/**
+ * What {@link RefreshTokenStore.rotateLive} read, as the separate reads would give it (the
+ * session as it was locked, before it was noted refreshed).
+ */
+export type RotatedLive = SignedIn;
 
 const STAMPS = ["created_at", "updated_at"] as const;
 
@@ -139,8 +127,8 @@ export class RefreshTokenStore {
     // pipelined behind others on a shared connection, would wait for each one's WAL flush in
     // turn, where separate backends flush together (group commit).
     const [row] = q
-      ? await q.query<RotatedRow>(this.#rotateLiveSql, params)
-      : await this.#db.withConnection((c) => c.query<RotatedRow>(this.#rotateLiveSql, params));
+      ? await q.query<SignedInRow>(this.#rotateLiveSql, params)
+      : await this.#db.withConnection((c) => c.query<SignedInRow>(this.#rotateLiveSql, params));
     if (!row) return null;
     const { __session, __identities, __factors, ...user } = row;
     return {

@@ -81,7 +81,8 @@ export interface SignedIn {
   factors: Record<string, unknown>[];
 }
 
-type SignedInRow = Record<string, unknown> & {
+/** The row of a statement that returns a user with its session, identities and factors. */
+export type SignedInRow = Record<string, unknown> & {
   __session: unknown;
   __identities: unknown;
   __factors?: unknown;
