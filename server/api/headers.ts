@@ -1,5 +1,6 @@
 /** Adding headers to a response a handler has already made. */
 import type { Ctx } from "./context.ts";
+import { type TokenSet, tokenSetJson } from "../auth/sessions.ts";
 
 /**
  * Sets (`set`) and appends (`append`) headers on `c.res` in place; a response
@@ -27,4 +28,15 @@ export function setHeaderAfter(
 function apply(h: Headers, set: Record<string, string>, append: Record<string, string>): void {
   for (const k in set) h.set(k, set[k]);
   for (const k in append) h.append(k, append[k]);
+}
+
+const JSON_TYPE = { "content-type": "application/json" } as const;
+
+/**
+ * A 200 answer of a token set (what `c.json(set)` answers, with the same headers), its user
+ * spliced in as the database built it where the set carries that text (auth/sessions.ts
+ * tokenSetJson).
+ */
+export function tokenSetResponse(c: Ctx, set: TokenSet): Response {
+  return c.body(tokenSetJson(set), 200, JSON_TYPE);
 }

@@ -13,6 +13,7 @@ import type { Services } from "../services.ts";
 import type { UserRow } from "../auth/users.ts";
 import { clientIp, type Ctx, requireUser } from "./context.ts";
 import { badRequest } from "./errors.ts";
+import { tokenSetResponse } from "./headers.ts";
 import { type Body, optString } from "./input.ts";
 
 /** The id_token grant. */
@@ -62,5 +63,5 @@ export async function idTokenGrant(c: Ctx, body: Body, s: Services): Promise<Res
     ip,
   });
   s.events.emit("signin", { method: "oauth", provider: verified.provider });
-  return c.json(set);
+  return tokenSetResponse(c, set);
 }

@@ -18,6 +18,7 @@ import { isUniqueViolation, normalizePhone, type UserRow, userToJson } from "../
 import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
 import { AuthError, unprocessable } from "./errors.ts";
+import { tokenSetResponse } from "./headers.ts";
 import { duplicateSignup, recordFreshWork } from "./signup_duplicate.ts";
 import { emailSignupConfirmation } from "./email_hooks.ts";
 import { phoneSignupConfirmation } from "./phone.ts";
@@ -96,7 +97,7 @@ async function anonymousSignup(c: Ctx, s: Services, body: Body): Promise<Respons
     ip: clientIp(c),
     userAgent: c.req.header("user-agent"),
   });
-  return c.json(set);
+  return tokenSetResponse(c, set);
 }
 
 /** POST /signup. */
@@ -205,7 +206,7 @@ export async function signup(c: Ctx, s: Services): Promise<Response> {
 
   if (set) {
     s.events.emit("signup", { method: channel });
-    return c.json(set);
+    return tokenSetResponse(c, set);
   }
   await s.audit.record({
     action: "user_signedup",
@@ -218,7 +219,7 @@ export async function signup(c: Ctx, s: Services): Promise<Response> {
   s.events.emit("signup", { method: channel });
   await userCreated(s, user, clientIp(c));
 
-  if (autoconfirm) return c.json(await s.sessions.issue(user, issueOpts));
+  if (autoconfirm) return tokenSetResponse(c, await s.sessions.issue(user, issueOpts));
   try {
     for (const hook of SIGNUP_CONFIRMATIONS[channel]) {
       user = (await hook({

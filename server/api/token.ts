@@ -14,6 +14,7 @@ import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
 import { ApiError, AuthError, badRequest, unprocessable } from "./errors.ts";
 import { type Body, optString, readBody } from "./input.ts";
+import { tokenSetResponse } from "./headers.ts";
 
 /** Handles one grant type; answers with a Response (usually `c.json(tokenSet)`). */
 export type GrantHandler = (c: Ctx, body: Body, s: Services) => Promise<Response>;
@@ -87,7 +88,7 @@ export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Re
   const weak = await weakPasswordInfo(s, password);
   if (weak) set.weak_password = weak;
   s.events.emit("signin", { method: "password" });
-  return c.json(set);
+  return tokenSetResponse(c, set);
 }
 
 /** The refresh_token grant: rotation and reuse detection live in Sessions.refresh. */
@@ -105,7 +106,7 @@ export async function refreshTokenGrant(c: Ctx, body: Body, s: Services): Promis
     throw e;
   }
   s.events.emit("token_refresh", {});
-  return c.json(set);
+  return tokenSetResponse(c, set);
 }
 
 /**
@@ -143,7 +144,7 @@ export async function pkceGrant(c: Ctx, body: Body, s: Services): Promise<Respon
     ip: clientIp(c),
   });
   s.events.emit("signin", { method: "pkce" });
-  return c.json(set);
+  return tokenSetResponse(c, set);
 }
 
 /** Every grant type of POST /token. */
