@@ -31,6 +31,8 @@ export interface WrkResult {
    * µs, where the bench knows its process (the refresh runs).
    */
   serverCpuUsPerRequest?: number;
+  /** The same, per thread name (the event loop is "deno"; bcrypt workers have their own). */
+  serverThreadCpuUsPerRequest?: Record<string, number>;
   /** The same for every PostgreSQL process on the machine (other clients' work included). */
   postgresCpuUsPerRequest?: number;
 }
