@@ -17,6 +17,7 @@ import { ApiError, AuthError, errorResponse, statusOf } from "./api/errors.ts";
 import { apiCors } from "./api/cors.ts";
 import { checkQuery } from "./api/input.ts";
 import { registerRoutes } from "./api/routes.ts";
+import { refreshLane, takesLane } from "./api/token_lane.ts";
 import { Observability } from "./observe/observability.ts";
 import { requestObserver } from "./observe/request.ts";
 import { ConsoleFigures } from "./console/figures.ts";
@@ -30,6 +31,8 @@ export interface App {
   services: Services;
   /** Closes the database and background work. */
   close(): Promise<void>;
+  /** Whether POST /token?grant_type=refresh_token takes the lane past hono (api/token_lane.ts). */
+  readonly lane: boolean;
 }
 
 /** Options of createApp. */
@@ -40,6 +43,11 @@ export interface CreateAppOptions {
   log?: Logger;
   /** Apply pending migrations first (default true). */
   migrate?: boolean;
+  /**
+   * Answer POST /token?grant_type=refresh_token past hono where it can (api/token_lane.ts;
+   * default true). False sends every request through the route table (tests compare both).
+   */
+  lanes?: boolean;
 }
 
 /** Builds the server. */
@@ -130,13 +138,13 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     );
   });
 
-  app.onError((err, c) => {
-    const requestId = c.get("requestId") ?? "";
+  // The error answer of every route (and of the refresh lane, api/token_lane.ts).
+  const answerError = (err: unknown, requestId: string, route: string): Response => {
     if (err instanceof AuthError) {
       if (err.cause !== undefined && statusOf(err) >= 500) {
         log.error("request failed", {
           request_id: requestId,
-          route: c.req.routePath,
+          route,
           error_code: err.errorCode,
           error: describeError(err),
         });
@@ -202,7 +210,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     }
     log.error("unexpected error", {
       request_id: requestId,
-      route: c.req.routePath,
+      route,
       error: describeError(err),
       stack: err instanceof Error ? err.stack?.split("\n").slice(0, 6).join(" | ") : undefined,
     });
@@ -214,14 +222,25 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
       ),
       requestId,
     );
-  });
+  };
+  app.onError((err, c) => answerError(err, c.get("requestId") ?? "", c.req.routePath));
+
+  // POST /token?grant_type=refresh_token past hono (api/token_lane.ts), where no observer
+  // that lives in the middleware would miss it.
+  const lane = opts.lanes !== false && !obs.tracing && !obs.metrics && !config.console.enabled
+    ? refreshLane(services, { answerError, tooLarge })
+    : undefined;
 
   services.cleanup.start();
   let closed = false;
   return {
     app,
-    fetch: (req, remoteAddr) => Promise.resolve(app.fetch(req, { remoteAddr })),
+    fetch: (req, remoteAddr) =>
+      lane && takesLane(req)
+        ? lane(req, remoteAddr ?? "")
+        : Promise.resolve(app.fetch(req, { remoteAddr })),
     services,
+    lane: lane !== undefined,
     async close() {
       if (closed) return;
       closed = true;

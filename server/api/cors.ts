@@ -17,7 +17,8 @@ import type { MiddlewareHandler } from "../../deps.ts";
 import type { AppEnv } from "./context.ts";
 import { setHeaderAfter } from "./headers.ts";
 
-const EXPOSE = "X-Total-Count,Link,X-Request-Id,Retry-After";
+/** The headers a cross-origin caller may read. */
+export const EXPOSE = "X-Total-Count,Link,X-Request-Id,Retry-After";
 
 /** The CORS middleware of the API. */
 export function apiCors(): MiddlewareHandler<AppEnv> {

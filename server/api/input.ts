@@ -99,16 +99,26 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
  * Form-encoded bodies are accepted too (GoTrue accepts them on /token).
  */
 export async function readBody(c: Context): Promise<Body> {
-  const type = (c.req.header("content-type") ?? "").toLowerCase();
-  let text: string;
+  let buf: Uint8Array;
   try {
-    const buf = new Uint8Array(await c.req.arrayBuffer());
-    text = UTF8.decode(buf);
+    buf = new Uint8Array(await c.req.arrayBuffer());
   } catch (e) {
     if (e instanceof AuthError) throw e;
     if ((e as Error)?.name === "BodyLimitError" || (e as { status?: number })?.status === 413) {
       throw e;
     }
+    throw new ApiError(400, "bad_json", "Request body is not valid UTF-8");
+  }
+  return bodyOf(c.req.header("content-type") ?? "", buf);
+}
+
+/** readBody's parse of the bytes of a body sent with Content-Type `contentType`. */
+export function bodyOf(contentType: string, buf: Uint8Array): Body {
+  const type = contentType.toLowerCase();
+  let text: string;
+  try {
+    text = UTF8.decode(buf);
+  } catch {
     throw new ApiError(400, "bad_json", "Request body is not valid UTF-8");
   }
   if (text.trim() === "") return {};

@@ -8,7 +8,7 @@ import { exchangeAuthCode } from "../auth/pkce.ts";
 import { idTokenGrant } from "./id_token.ts";
 import { weakPasswordInfo } from "../auth/pwned.ts";
 import { passwordAttempt } from "../auth/hooks_install.ts";
-import { RefreshTokenReusedError } from "../auth/sessions.ts";
+import { RefreshTokenReusedError, type TokenSet } from "../auth/sessions.ts";
 import { normalizePhone, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
@@ -93,20 +93,25 @@ export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Re
 
 /** The refresh_token grant: rotation and reuse detection live in Sessions.refresh. */
 export async function refreshTokenGrant(c: Ctx, body: Body, s: Services): Promise<Response> {
+  return tokenSetResponse(c, await refreshTokenSet(body, s, clientIp(c)));
+}
+
+/** The refresh_token grant's token set for request body `body` from client `ip`. */
+export async function refreshTokenSet(body: Body, s: Services, ip: string): Promise<TokenSet> {
   const token = optString(body, "refresh_token", 512);
   if (!token) throw badRequest("refresh_token is required");
   let set;
   try {
     // The token_refreshed audit entry is written with the exchange (Sessions.refresh).
-    set = await s.sessions.refresh(token, { ip: clientIp(c) });
+    set = await s.sessions.refresh(token, { ip });
   } catch (e) {
     if (e instanceof RefreshTokenReusedError && e.familyRevoked) {
-      await auditReuse(c, s, e.session.user_id, e.session.id);
+      await auditReuse(s, e.session.user_id, e.session.id, ip);
     }
     throw e;
   }
   s.events.emit("token_refresh", {});
-  return tokenSetResponse(c, set);
+  return set;
 }
 
 /**
@@ -114,7 +119,7 @@ export async function refreshTokenGrant(c: Ctx, body: Body, s: Services): Promis
  * audit log says so (`token_revoked`, GoTrue's action), for the session's
  * user, so an operator sees the suspected theft.
  */
-async function auditReuse(c: Ctx, s: Services, userId: string, sessionId: string) {
+async function auditReuse(s: Services, userId: string, sessionId: string, ip: string) {
   const user = await s.users.findById(userId);
   await s.audit.record({
     action: "token_revoked",
@@ -122,7 +127,7 @@ async function auditReuse(c: Ctx, s: Services, userId: string, sessionId: string
     actorUsername: user?.email ?? user?.phone ?? "",
     logType: "token",
     traits: { reason: "refresh_token_reused", session_id: sessionId },
-    ip: clientIp(c),
+    ip,
   });
 }
 

@@ -25,7 +25,7 @@ import type { Logger } from "./log.ts";
  * looked at only for a query that has waited a while: making it costs Deno more than the rest of
  * a fast request. Once the answer is out, work the request left running is no longer bounded.
  */
-class RequestDbScope implements QueryScope {
+export class RequestDbScope implements QueryScope {
   deadline: number;
   #signal: AbortSignal | undefined;
   #answered = false;
@@ -55,6 +55,11 @@ class RequestDbScope implements QueryScope {
 }
 
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/;
+
+/** The request id: `inherited` (REQUEST_ID_HEADER's value) when it is one, else a new UUID. */
+export function requestIdOf(inherited: string | undefined): string {
+  return inherited && REQUEST_ID.test(inherited) ? inherited : crypto.randomUUID();
+}
 
 const KNOWN_METHODS: ReadonlySet<string> = new Set([
   "GET",
@@ -101,7 +106,7 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
     const inherited = config.api.requestIdHeader
       ? c.req.header(config.api.requestIdHeader)?.trim()
       : undefined;
-    const requestId = inherited && REQUEST_ID.test(inherited) ? inherited : crypto.randomUUID();
+    const requestId = requestIdOf(inherited);
     c.set("requestId", requestId);
     c.header("x-request-id", requestId);
     c.set("services", s);

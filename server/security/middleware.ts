@@ -19,9 +19,14 @@ type Guard = MiddlewareHandler<AppEnv>;
 
 /** The rate-limit key: the RATE_LIMIT_HEADER value when set and sent, else the client IP. */
 export function rateKey(c: Ctx, s: Services): string {
+  return rateKeyOf(s, c.req.raw.headers, c.get("clientIp"));
+}
+
+/** rateKey from the request's headers and its client IP. */
+export function rateKeyOf(s: Services, headers: Headers, clientIp: string): string {
   const h = s.config.rateLimit.header;
-  const v = h ? c.req.header(h)?.trim() : undefined;
-  return v ? `h:${v.slice(0, 200)}` : `ip:${c.get("clientIp") || "unknown"}`;
+  const v = h ? headers.get(h)?.trim() : undefined;
+  return v ? `h:${v.slice(0, 200)}` : `ip:${clientIp || "unknown"}`;
 }
 
 async function count(c: Ctx, name: LimitName): Promise<void> {
