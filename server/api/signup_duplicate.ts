@@ -157,7 +157,20 @@ export async function duplicateSignup(
       intervalSec: 0,
     });
   }
-  for (const hook of hooks) {
+  // A user that a parallel sign-up of this address has just created, and whose confirmation
+  // that sign-up is about to send (none sent yet, created within the channel's send interval):
+  // sending one from here too would take the recipient's send slot first, the creator's own
+  // send would be refused (429) and the creator would undo the sign-up, leaving no user behind
+  // the mail sent from here. The creator's mail is the confirmation; this answer is as usual.
+  // (A user whose confirmation mail failed gets it again from a sign-up after the interval, or
+  // from POST /resend.)
+  const interval = channel === "email" ? s.config.smtp.maxFrequency : s.config.sms.maxFrequency;
+  const unconfirmed = channel === "email"
+    ? !existing.email_confirmed_at
+    : !existing.phone_confirmed_at;
+  const beingConfirmed = unconfirmed && !existing.invited_at && !existing.confirmation_sent_at &&
+    createdAt.getTime() - new Date(existing.created_at).getTime() < interval * 1000;
+  for (const hook of beingConfirmed ? [] : hooks) {
     try {
       await hook({ c, s, user: existing, channel, body, redirectTo, duplicate: true, signup });
     } catch (e) {

@@ -217,12 +217,73 @@ Deno.test("parallel sign-ups of one address make one user", async () => {
         () => postJson(srv, "/signup", { email: a, password: "secret-pw-1" }),
       ),
     );
+    // Whichever request created the user, and however the others interleave with it (a
+    // machine under load interleaves them differently), every answer is 200.
     for (const r of answers) assert.equal(r.status, 200, JSON.stringify(r.body));
     const rows = await srv.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${srv.db.t("users")} WHERE email = $1`,
       [a],
     );
     assert.equal(rows[0].n, 1);
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("a sign-up racing the one that creates the user leaves the confirmation to it", async () => {
+  // The interleaving a loaded machine produced (CI-style run with the cores busy): request A
+  // creates the user; request B finds it before A has sent its confirmation and, as the repeated
+  // sign-up of an unconfirmed address, sent one itself, taking the recipient's send slot; A's own
+  // send was then refused (429) and A deleted the user it had created. Here the same steps run in
+  // that order: the user as A has created it, B's sign-up, then A's send must still be allowed.
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "false" });
+  try {
+    const a = uniqueEmail("race-step");
+    const s = srv.services;
+    const created = await s.users.createWithIdentities({
+      aud: "authenticated",
+      role: "authenticated",
+      email: a,
+      encrypted_password: await s.passwords.hash("secret-pw-1"),
+    }, ["email"]);
+    const b = await postJson(srv, "/signup", { email: a, password: "secret-pw-1" });
+    assert.equal(b.status, 200, JSON.stringify(b.body));
+    // A's confirmation (flows.ts: kind "confirmation", the address, SMTP_MAX_FREQUENCY).
+    await s.sendLimits.check({
+      channel: "email",
+      recipient: a.toLowerCase(),
+      kind: "confirmation",
+      intervalSec: s.config.smtp.maxFrequency,
+    });
+    assert.ok(await s.users.findById(created.id), "the user stays");
+
+    // A user created longer ago than the interval and still without a confirmation (its mail
+    // failed): a repeated sign-up sends it again, as before, which takes the send slot.
+    const old = uniqueEmail("race-old");
+    const oldUser = await s.users.createWithIdentities({
+      aud: "authenticated",
+      role: "authenticated",
+      email: old,
+      encrypted_password: await s.passwords.hash("secret-pw-1"),
+    }, ["email"]);
+    await srv.db.query(
+      `UPDATE ${
+        srv.db.t("users")
+      } SET created_at = now() - make_interval(secs => $2) WHERE id = $1`,
+      [oldUser.id, s.config.smtp.maxFrequency + 5],
+    );
+    const again = await postJson(srv, "/signup", { email: old, password: "secret-pw-1" });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    await assert.rejects(
+      s.sendLimits.check({
+        channel: "email",
+        recipient: old.toLowerCase(),
+        kind: "confirmation",
+        intervalSec: s.config.smtp.maxFrequency,
+      }),
+      (e: Error & { errorCode?: string }) => e.errorCode === "over_email_send_rate_limit",
+      "the repeated sign-up sent the confirmation",
+    );
   } finally {
     await srv.close();
   }
