@@ -46,6 +46,8 @@ async function main(): Promise<number> {
   const args = [
     "compile",
     "-P=server",
+    // A request's signal aborts when its client goes away, not after every answer (deno.json).
+    "--unstable-no-legacy-abort",
     "--include",
     "migrations",
     "--include",

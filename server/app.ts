@@ -12,6 +12,7 @@ import { migrate } from "./db/migrate.ts";
 import { type Clock, systemClock } from "./auth/clock.ts";
 import { describeError, fileSink, Logger } from "./observe/log.ts";
 import { buildServices, type Services } from "./services.ts";
+import { HashAbandonedError } from "./auth/passwords.ts";
 import type { AppEnv } from "./api/context.ts";
 import { ApiError, AuthError, errorResponse, statusOf } from "./api/errors.ts";
 import { apiCors } from "./api/cors.ts";
@@ -150,6 +151,12 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
         });
       }
       return errorResponse(err, requestId);
+    }
+    if (err instanceof HashAbandonedError) {
+      // The client closed the connection before its password was hashed (auth/passwords.ts):
+      // nobody reads this answer; the access log shows 499, nginx's "client closed request".
+      log.debug("request abandoned by its client", { request_id: requestId, route });
+      return new Response(null, { status: 499 });
     }
     if (err instanceof DbUnavailableError) {
       log.error("database unavailable", { request_id: requestId, error: err.message });

@@ -143,8 +143,9 @@ export async function signup(c: Ctx, s: Services): Promise<Response> {
   const autoconfirm = channel === "email" ? cfg.mailer.autoconfirm : cfg.sms.autoconfirm;
   const redirectTo = redirectToParam(c, body);
 
-  // Hash first, whether or not the address is known, so both answers take as long.
-  const hash = await s.passwords.hash(password);
+  // Hash first, whether or not the address is known, so both answers take as long. A client
+  // that went away before its hash began gets none, and nothing is written for it.
+  const hash = await s.passwords.hash(password, c.req.raw.signal);
   const now = s.clock.now();
   const find = (a: string) => channel === "email" ? s.users.findByEmail(a) : s.users.findByPhone(a);
   let user: UserRow | null = null;

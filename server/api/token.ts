@@ -53,7 +53,9 @@ export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Re
     user = p ? await s.users.findByPhone(p) : null;
   }
   const stored = user?.encrypted_password || DUMMY_HASH;
-  const ok = await s.passwords.verify(password, stored);
+  // A client that went away before its verification began gets none (HashAbandonedError):
+  // nothing is decided, recorded or written for it.
+  const ok = await s.passwords.verify(password, stored, c.req.raw.signal);
   if (user?.encrypted_password) await passwordAttempt(s, user, ok, clientIp(c)); // auth hook
   if (!user || !user.encrypted_password || !ok) throw invalidCredentials();
   const now = s.clock.now();

@@ -14,6 +14,14 @@ interface Pending {
   worker: number;
 }
 
+/** A job not yet answered: waiting here, or (with its id) handed to a worker. */
+interface Job {
+  msg: Record<string, unknown>;
+  p: Omit<Pending, "worker">;
+  /** Set when the job is handed to a worker. */
+  id?: number;
+}
+
 /** A bcrypt worker died (it could not load, or crashed): the job has no answer. */
 export class HasherUnavailableError extends Error {
   constructor(why: string) {
@@ -21,6 +29,28 @@ export class HasherUnavailableError extends Error {
     this.name = "HasherUnavailableError";
   }
 }
+
+/**
+ * The request a hash was for went away (its client closed the connection)
+ * before a worker started the hash: the hash was not computed, and nobody is
+ * there to answer. Not a wrong password: a sign-in that ends this way counts
+ * as no attempt at all.
+ */
+export class HashAbandonedError extends Error {
+  constructor() {
+    // (a message, not an error code: tests/conformance/compat_test.ts reads `super("...")` as one)
+    const message = "the request went away before its password was hashed";
+    super(message);
+    this.name = "HashAbandonedError";
+  }
+}
+
+/**
+ * Slots of the marks by which the main thread tells a worker to skip a job it
+ * was handed (a job's slot: its id modulo this; a mark is the job's id, so a
+ * slot another job reuses never skips the wrong one).
+ */
+const CANCEL_SLOTS = 1024;
 
 /**
  * Jobs one worker holds at most: the one it computes and the next, so that it
@@ -35,7 +65,9 @@ export class PasswordHasher {
   #busy: number[] = [];
   #pending = new Map<number, Pending>();
   #next = 1;
-  #queue: { msg: Record<string, unknown>; p: Omit<Pending, "worker"> }[] = [];
+  #queue: Job[] = [];
+  /** Marks of handed-over jobs whose request went away (shared with the workers). */
+  #cancel = new Int32Array(new SharedArrayBuffer(4 * CANCEL_SLOTS));
 
   constructor(
     readonly size = Math.max(1, navigator.hardwareConcurrency || 2),
@@ -52,7 +84,7 @@ export class PasswordHasher {
 
   #start(i: number): Worker {
     const w = new Worker(this.workerUrl, { type: "module" });
-    if (this.nice > 0) w.postMessage({ op: "nice", nice: this.nice });
+    w.postMessage({ op: "init", nice: this.nice, cancel: this.#cancel });
     // A worker that cannot load or crashes would leave its jobs waiting
     // forever: fail them, and start a fresh worker for the next job.
     w.onerror = (ev: ErrorEvent) => {
@@ -69,14 +101,16 @@ export class PasswordHasher {
       }
       this.#drain();
     };
-    w.onmessage = (ev: MessageEvent<{ id: number; result?: unknown; error?: string }>) => {
+    w.onmessage = (
+      ev: MessageEvent<{ id: number; result?: unknown; error?: string; skipped?: boolean }>,
+    ) => {
       const p = this.#pending.get(ev.data.id);
       this.#pending.delete(ev.data.id);
       this.#busy[i]--;
       if (p) {
-        ev.data.error !== undefined
-          ? p.reject(new Error(ev.data.error))
-          : p.resolve(ev.data.result);
+        if (ev.data.skipped) p.reject(new HashAbandonedError());
+        else if (ev.data.error !== undefined) p.reject(new Error(ev.data.error));
+        else p.resolve(ev.data.result);
       }
       this.#drain();
     };
@@ -98,16 +132,50 @@ export class PasswordHasher {
       }
       if (idx < 0) return;
       const job = this.#queue.shift()!;
-      const id = this.#next++;
+      const id = this.#next;
+      this.#next = this.#next >= 0x7fffffff ? 1 : this.#next + 1;
+      job.id = id;
       this.#pending.set(id, { ...job.p, worker: idx });
       this.#busy[idx]++;
-      this.#workers[idx].postMessage({ ...job.msg, id });
+      this.#workers[idx].postMessage({ ...job.msg, id, slot: id % CANCEL_SLOTS });
     }
   }
 
-  #run<T>(msg: Record<string, unknown>): Promise<T> {
+  /**
+   * Runs `msg` in a worker. When `signal` aborts (the request's client went
+   * away) before a worker has started the job, the job is dropped and the
+   * promise rejects with HashAbandonedError: under load, the queue then holds
+   * only hashes somebody waits for. A job already started runs to its end.
+   */
+  #run<T>(msg: Record<string, unknown>, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) return Promise.reject(new HashAbandonedError());
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ msg, p: { resolve: resolve as (v: unknown) => void, reject } });
+      const job: Job = { msg, p: { resolve: resolve as (v: unknown) => void, reject } };
+      if (signal) {
+        const abandon = () => {
+          const at = this.#queue.indexOf(job);
+          if (at >= 0) {
+            this.#queue.splice(at, 1);
+            job.p.reject(new HashAbandonedError());
+          } else if (job.id !== undefined) {
+            // Handed over: the worker skips it unless it has begun (bcrypt_worker.ts).
+            Atomics.store(this.#cancel, job.id % CANCEL_SLOTS, job.id);
+          }
+        };
+        signal.addEventListener("abort", abandon, { once: true });
+        const done = () => signal.removeEventListener("abort", abandon);
+        job.p = {
+          resolve: (v) => {
+            done();
+            resolve(v as T);
+          },
+          reject: (e) => {
+            done();
+            reject(e);
+          },
+        };
+      }
+      this.#queue.push(job);
       this.#drain();
     });
   }
@@ -116,28 +184,41 @@ export class PasswordHasher {
    * A bcrypt hash of the password. bcrypt reads at most 72 bytes: a longer
    * password is validation_failed here, never a 500 (POST /admin/users
    * answers GoTrue's 400 before; paths with a strength check refuse it too).
+   * With `signal` (the request's), a hash not yet begun when it aborts is
+   * dropped: HashAbandonedError.
    */
-  hash(password: string): Promise<string> {
+  hash(password: string, signal?: AbortSignal): Promise<string> {
     if (new TextEncoder().encode(password).length > 72) {
       return Promise.reject(
         new AuthError("validation_failed", "Password cannot be longer than 72 bytes"),
       );
     }
-    return this.#run<string>({ op: "hash", password, cost: this.cost });
+    return this.#run<string>({ op: "hash", password, cost: this.cost }, signal);
   }
 
   /**
    * True when the password matches the hash; false for an empty, unknown or
-   * malformed hash. Throws HasherUnavailableError when no worker could answer.
+   * malformed hash. Throws HasherUnavailableError when no worker could answer,
+   * and HashAbandonedError when `signal` (the request's) aborted before the
+   * verification began: that is no answer, never a wrong password.
    */
-  async verify(password: string, hash: string | null | undefined): Promise<boolean> {
+  async verify(
+    password: string,
+    hash: string | null | undefined,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
     if (!hash || !/^\$(2[abxy]|argon2(id|i|d))\$/.test(hash)) return false;
     try {
-      return await this.#run<boolean>({ op: "verify", password, hash });
+      return await this.#run<boolean>({ op: "verify", password, hash }, signal);
     } catch (e) {
-      if (e instanceof HasherUnavailableError) throw e;
+      if (e instanceof HasherUnavailableError || e instanceof HashAbandonedError) throw e;
       return false;
     }
+  }
+
+  /** Jobs waiting for a worker (not yet handed to one). */
+  get waiting(): number {
+    return this.#queue.length;
   }
 
   /** True when a stored hash should be replaced by a fresh bcrypt one (imported formats). */

@@ -24,3 +24,15 @@ export function passwordGrant(srv: TestServer, body: Json) {
 export function refreshGrant(srv: TestServer, refresh_token: string) {
   return postJson(srv, "/token?grant_type=refresh_token", { refresh_token });
 }
+
+/**
+ * A cost-13 bcrypt hash of "blocker": one verification keeps a hasher worker busy for hundreds
+ * of milliseconds of CPU, so the jobs queued behind it are still waiting while a test does its
+ * next steps.
+ */
+export const BLOCKER_HASH = "$2a$13$2o3CfQfzpphnIJUxIsJzmueoE6ampw7xGnq94AH11U7icbTa79J5m";
+
+/** Resolves once `ready()` holds, looking again every few milliseconds (no deadline). */
+export async function until(ready: () => boolean): Promise<void> {
+  while (!ready()) await new Promise((r) => setTimeout(r, 5));
+}

@@ -1,6 +1,11 @@
 /** The bcrypt worker pool: GoTrue-compatible hashes, computed off the event loop. */
 import assert from "node:assert/strict";
-import { HasherUnavailableError, PasswordHasher } from "../../../server/auth/passwords.ts";
+import {
+  HashAbandonedError,
+  HasherUnavailableError,
+  PasswordHasher,
+} from "../../../server/auth/passwords.ts";
+import { BLOCKER_HASH } from "./_helpers.ts";
 
 Deno.test("hashes are bcrypt cost 10 ($2a$10$) and verify; $2b$ and $2y$ of other systems verify too", async () => {
   const h = new PasswordHasher(2);
@@ -96,4 +101,37 @@ Deno.test({
       h.close();
     }
   },
+});
+
+Deno.test("a job whose request went away is dropped: waiting here, or handed to a busy worker", async () => {
+  const h = new PasswordHasher(1);
+  try {
+    const hash = await h.hash("right"); // the worker is up
+    // One worker holds two jobs: the blocker it computes and `handed`; `queued` waits here.
+    const blocker = h.verify("blocker", BLOCKER_HASH);
+    let blockerDone = false;
+    void blocker.then(() => blockerDone = true);
+    const handedGone = new AbortController();
+    const queuedGone = new AbortController();
+    const handed = h.verify("right", hash, handedGone.signal);
+    const queued = h.hash("another", queuedGone.signal);
+    const kept = h.verify("right", hash, new AbortController().signal);
+    assert.equal(h.waiting, 2, "`queued` and `kept` wait for the worker");
+    // Both requests go away in this same synchronous turn: the worker is still on the blocker.
+    handedGone.abort();
+    queuedGone.abort();
+    assert.equal(h.waiting, 1, "the abandoned job left the queue at once");
+    await assert.rejects(queued, HashAbandonedError);
+    assert.equal(blockerDone, false, "dropped without waiting for the worker");
+    // The handed-over job is skipped by the worker, never answered as a wrong password.
+    await assert.rejects(handed, HashAbandonedError);
+    assert.equal(await blocker, true);
+    assert.equal(await kept, true, "the job behind them still gets its answer");
+    // An already aborted signal: no job at all.
+    await assert.rejects(h.verify("right", hash, AbortSignal.abort()), HashAbandonedError);
+    assert.equal(h.waiting, 0);
+    assert.equal(await h.verify("wrong", hash), false);
+  } finally {
+    h.close();
+  }
 });
