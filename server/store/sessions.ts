@@ -75,9 +75,12 @@ export interface SignedIn {
   /** The user row as updated (`SELECT *`). */
   user: Record<string, unknown>;
   session: SessionRow;
-  /** The user's identities, oldest first. */
+  /**
+   * The user's identities, oldest first (from startSignIn only when the user's
+   * `profile_doc` is NULL: empty when that text already holds them).
+   */
   identities: Record<string, unknown>[];
-  /** The user's MFA factors, oldest first. */
+  /** The user's MFA factors, oldest first (from startSignIn as `identities`). */
   factors: Record<string, unknown>[];
 }
 
@@ -118,10 +121,12 @@ export class SessionStore {
          SELECT $7::jsonb, $8 FROM s WHERE $7::jsonb IS NOT NULL
        )
        SELECT u.*, row_to_json(s) AS "__session",
-         array_to_json(ARRAY(SELECT i FROM ${this.#db.t("identities")} i
-           WHERE i.user_id = u.id)) AS "__identities",
-         array_to_json(ARRAY(SELECT f FROM ${this.#db.t("mfa_factors")} f
-           WHERE f.user_id = u.id)) AS "__factors"
+         CASE WHEN u.profile_doc IS NULL THEN
+           array_to_json(ARRAY(SELECT i FROM ${this.#db.t("identities")} i
+             WHERE i.user_id = u.id)) END AS "__identities",
+         CASE WHEN u.profile_doc IS NULL THEN
+           array_to_json(ARRAY(SELECT f FROM ${this.#db.t("mfa_factors")} f
+             WHERE f.user_id = u.id)) END AS "__factors"
        FROM u, s`;
   }
 
@@ -129,9 +134,11 @@ export class SessionStore {
    * A sign-in in ONE statement (one round trip and one commit instead of
    * five statements and three commits): starts a session and its first
    * refresh token, sets the user's last_sign_in_at to `s.now`, writes the
-   * audit entry `s.audit`, and reads the user, identities and factors a
-   * token set shows; null when the user is deleted or banned at `s.now` as
-   * the database has it now (then nothing is written).
+   * audit entry `s.audit`, and reads what a token set shows: the user row,
+   * whose `profile_doc` is the user's JSON as the statement left it, and only
+   * where that is NULL (the server builds the JSON) the identities and
+   * factors, empty lists otherwise; null when the user is deleted or banned
+   * at `s.now` as the database has it now (then nothing is written).
    *
    * The user row is updated first, so the statement holds the row's lock
    * from its start: a ban (api/admin.ts updates the row, then deletes the
