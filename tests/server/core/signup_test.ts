@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { postJson, startTestServer } from "../../helpers/server.ts";
 import { SMTPServer } from "../../helpers/deps.ts";
-import { BLOCKER_HASH, passwordGrant, signUpSession, until } from "./_helpers.ts";
+import { abandonWhileHashWaits, passwordGrant, signUpSession } from "./_helpers.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
 import { call, type Json, uniqueEmail } from "../../helpers/http.ts";
 
@@ -422,31 +422,12 @@ Deno.test("over the e-mail send cap a known address is refused like a new one, n
 
 Deno.test("a sign-up whose client went away before its password was hashed creates nobody", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true", LOG_LEVEL: "info" });
-  const hasher = srv.services.passwords;
   try {
     const address = uniqueEmail("gone-signup");
-    const blockers = Array.from(
-      { length: hasher.size * 2 + 1 },
-      () => hasher.verify("blocker", BLOCKER_HASH),
-    );
-    const client = new AbortController();
-    const answer = srv.fetch("/signup", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: address, password: "secret-pw-1" }),
-      signal: client.signal,
-    }).then(() => "answered", () => "aborted");
-    await until(() => hasher.waiting === 2);
-    client.abort();
-    assert.equal(await answer, "aborted");
-    await until(() => hasher.waiting === 1);
-    await Promise.all(blockers);
-    const signups = () =>
-      srv.logs.map((l) => JSON.parse(l)).filter((l) =>
-        l.msg === "request" && l.route === "/signup"
-      );
-    await until(() => signups().length === 1);
-    assert.equal(signups()[0].status, 499);
+    await abandonWhileHashWaits(srv, "/signup", "/signup", {
+      email: address,
+      password: "secret-pw-1",
+    });
     const [{ n }] = await srv.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${srv.db.t("users")} WHERE email = $1`,
       [address],

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { postJson, startTestServer } from "../../helpers/server.ts";
-import { BLOCKER_HASH, passwordGrant, refreshGrant, signUpSession, until } from "./_helpers.ts";
+import { abandonWhileHashWaits, passwordGrant, refreshGrant, signUpSession } from "./_helpers.ts";
 import { bearer, call, uniqueEmail } from "../../helpers/http.ts";
 
 Deno.test("password grant: right password signs in; wrong password and unknown user answer alike", async () => {
@@ -294,7 +294,6 @@ Deno.test("a NUL character anywhere in a body or the admin filter is a 400 namin
 
 Deno.test("a sign-in whose client went away before its password was checked: no hash, no session", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true", LOG_LEVEL: "info" });
-  const hasher = srv.services.passwords;
   try {
     const a = uniqueEmail("gone");
     const signedUp = await signUpSession(srv, a);
@@ -305,32 +304,10 @@ Deno.test("a sign-in whose client went away before its password was checked: no 
         [userId],
       ).then(([r]) => r.last);
     const before = await lastSignIn();
-    // Every worker busy with long verifications, and two more queued: the sign-in's
-    // verification waits behind them.
-    const blockers = Array.from(
-      { length: hasher.size * 2 + 2 },
-      () => hasher.verify("blocker", BLOCKER_HASH),
-    );
-    const client = new AbortController();
-    const answer = srv.fetch("/token?grant_type=password", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: a, password: "secret-pw-1" }),
-      signal: client.signal,
-    }).then(() => "answered", () => "aborted");
-    await until(() => hasher.waiting === 3);
-    client.abort(); // the client closes the connection
-    assert.equal(await answer, "aborted");
-    // The server drops the job as soon as it sees the connection close: before the blockers end.
-    await until(() => hasher.waiting === 2);
-    assert.deepEqual(await Promise.all(blockers), blockers.map(() => true));
-    // The access log names it with nginx's "client closed request".
-    const grantLines = () =>
-      srv.logs.map((l) => JSON.parse(l)).filter((l) =>
-        l.msg === "request" && l.route === "/token" && l.method === "POST"
-      );
-    await until(() => grantLines().length === 1);
-    assert.equal(grantLines()[0].status, 499);
+    await abandonWhileHashWaits(srv, "/token?grant_type=password", "/token", {
+      email: a,
+      password: "secret-pw-1",
+    });
     // Nothing was decided for the sign-in: no session, no sign-in time, no audit entry.
     const [row] = await srv.db.query<{ sessions: number; logins: number }>(
       `SELECT (SELECT count(*)::int FROM ${srv.db.t("sessions")} WHERE user_id = $1) AS sessions,
