@@ -114,16 +114,28 @@ function threadTicks(pid: number): Map<string, number> {
   return out;
 }
 
-/** utime + stime of every PostgreSQL process on the machine, in clock ticks. */
-function postgresTicks(): number {
-  let t = 0;
+/** utime + stime of each PostgreSQL process on the machine, in clock ticks, by process id. */
+function postgresTicks(): Map<number, number> {
+  const out = new Map<number, number>();
   for (const e of Deno.readDirSync("/proc")) {
     if (!/^\d+$/.test(e.name)) continue;
     try {
       const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
-      if (stat.includes("(postgres)")) t += cpuTicks(Number(e.name));
+      if (stat.includes("(postgres)")) out.set(Number(e.name), cpuTicks(Number(e.name)));
     } catch { /* the process ended */ }
   }
+  return out;
+}
+
+/**
+ * PostgreSQL's CPU ticks between two readings: over the processes alive at the second, each
+ * from its first reading (0 when it started in between). A backend that exited in between (a
+ * stopped process's connections) takes its ticks with it: those are left out, instead of
+ * subtracting its whole life from the sum as a difference of two totals did.
+ */
+function postgresTicksSince(before: Map<number, number>): number {
+  let t = 0;
+  for (const [pid, ticks] of postgresTicks()) t += ticks - (before.get(pid) ?? 0);
   return t;
 }
 
@@ -140,13 +152,13 @@ async function measure(
   if (warm) await runWrk({ ...opts, durationSec: WARMUP });
   const cpu0 = pid ? cpuTicks(pid) : 0;
   const threads0 = pid ? threadTicks(pid) : new Map<string, number>();
-  const pg0 = pid ? postgresTicks() : 0;
+  const pg0 = pid ? postgresTicks() : new Map<number, number>();
   const r = await runWrk({ ...opts, durationSec: opts.durationSec ?? DURATION });
   let cpu = "";
   if (pid && r.requests > 0) {
     const perRequest = (ticks: number) => Math.round((ticks * 10_000 * 10) / r.requests) / 10;
     r.serverCpuUsPerRequest = perRequest(cpuTicks(pid) - cpu0);
-    r.postgresCpuUsPerRequest = perRequest(postgresTicks() - pg0);
+    r.postgresCpuUsPerRequest = perRequest(postgresTicksSince(pg0));
     const threads: Record<string, number> = {};
     for (const [name, t] of threadTicks(pid!)) {
       const us = perRequest(t - (threads0.get(name) ?? 0));
