@@ -64,20 +64,8 @@ const REFRESH_ROUNDS = [
  * rounds of about DURATION / 4 (each side about DURATION in all), every side at the same mean
  * position in time.
  */
-const GET_USER_ROUNDS = [
-  "uncached",
-  "baseline",
-  "kept",
-  "kept",
-  "baseline",
-  "uncached",
-  "uncached",
-  "baseline",
-  "kept",
-  "kept",
-  "baseline",
-  "uncached",
-] as const;
+const GET_USER_ORDER = ["uncached", "baseline", "kept", "kept", "baseline", "uncached"] as const;
+const GET_USER_ROUNDS = [...GET_USER_ORDER, ...GET_USER_ORDER];
 const MIXED_USER_CONNECTIONS = 4;
 const MIXED_USER_DELAY_MS = 10;
 const DB_URL = Deno.env.get("BENCH_DATABASE_URL") || postgresUrl();
