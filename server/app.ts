@@ -18,7 +18,7 @@ import { ApiError, AuthError, errorResponse, statusOf } from "./api/errors.ts";
 import { apiCors } from "./api/cors.ts";
 import { checkQuery } from "./api/input.ts";
 import { registerRoutes } from "./api/routes.ts";
-import { refreshLane, takesLane } from "./api/token_lane.ts";
+import { apiLanes, laneOf } from "./api/lanes.ts";
 import { Observability } from "./observe/observability.ts";
 import { requestObserver } from "./observe/request.ts";
 import { ConsoleFigures } from "./console/figures.ts";
@@ -32,7 +32,7 @@ export interface App {
   services: Services;
   /** Closes the database and background work. */
   close(): Promise<void>;
-  /** Whether POST /token?grant_type=refresh_token takes the lane past hono (api/token_lane.ts). */
+  /** Whether POST /token?grant_type=refresh_token and GET /user take lanes past hono (api/lanes.ts). */
   readonly lane: boolean;
 }
 
@@ -45,7 +45,7 @@ export interface CreateAppOptions {
   /** Apply pending migrations first (default true). */
   migrate?: boolean;
   /**
-   * Answer POST /token?grant_type=refresh_token past hono where it can (api/token_lane.ts;
+   * Answer POST /token?grant_type=refresh_token and GET /user past hono where it can (api/lanes.ts;
    * default true). False sends every request through the route table (tests compare both).
    */
   lanes?: boolean;
@@ -139,7 +139,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     );
   });
 
-  // The error answer of every route (and of the refresh lane, api/token_lane.ts).
+  // The error answer of every route (and of the lanes, api/lanes.ts).
   const answerError = (err: unknown, requestId: string, route: string): Response => {
     if (err instanceof AuthError) {
       if (err.cause !== undefined && statusOf(err) >= 500) {
@@ -232,22 +232,24 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   };
   app.onError((err, c) => answerError(err, c.get("requestId") ?? "", c.req.routePath));
 
-  // POST /token?grant_type=refresh_token past hono (api/token_lane.ts), where no observer
-  // that lives in the middleware would miss it.
-  const lane = opts.lanes !== false && !obs.tracing && !obs.metrics && !config.console.enabled
-    ? refreshLane(services, { answerError, tooLarge })
+  // POST /token?grant_type=refresh_token and GET /user past hono (api/lanes.ts), where no
+  // observer that lives in the middleware would miss them.
+  const lanes = opts.lanes !== false && !obs.tracing && !obs.metrics && !config.console.enabled
+    ? apiLanes(services, { answerError, tooLarge })
     : undefined;
 
   services.cleanup.start();
   let closed = false;
   return {
     app,
-    fetch: (req, remoteAddr) =>
-      lane && takesLane(req)
-        ? lane(req, remoteAddr ?? "")
-        : Promise.resolve(app.fetch(req, { remoteAddr })),
+    fetch: (req, remoteAddr) => {
+      const lane = lanes && laneOf(req);
+      return lane
+        ? lanes(lane, req, remoteAddr ?? "")
+        : Promise.resolve(app.fetch(req, { remoteAddr }));
+    },
     services,
-    lane: lane !== undefined,
+    lane: lanes !== undefined,
     async close() {
       if (closed) return;
       closed = true;

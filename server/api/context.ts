@@ -41,8 +41,12 @@ export interface Caller {
 
 /** The bearer token of the request, or a 401 no_authorization. */
 export function bearerToken(c: Ctx): string {
-  const h = c.req.header("authorization") ?? "";
-  const m = /^bearer\s+(\S+)\s*$/i.exec(h);
+  return bearerOf(c.req.header("authorization"));
+}
+
+/** The bearer token of an Authorization header, or a 401 no_authorization. */
+export function bearerOf(authorization: string | null | undefined): string {
+  const m = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   if (!m) throw new ApiError(401, "no_authorization", "This endpoint requires a Bearer token");
   return m[1];
 }
@@ -76,8 +80,13 @@ export async function requireUser(c: Ctx): Promise<Caller> {
 }
 
 /** The verified claims of `token`, with a UUID `sub` (403 bad_jwt otherwise). */
-export async function verifiedClaims(c: Ctx, token: string): Promise<AccessClaims> {
-  const claims = await c.get("services").jwt.verify(token);
+export function verifiedClaims(c: Ctx, token: string): Promise<AccessClaims> {
+  return verifiedClaimsOf(c.get("services"), token);
+}
+
+/** The verified claims of `token` for server `s`, with a UUID `sub` (403 bad_jwt otherwise). */
+export async function verifiedClaimsOf(s: Services, token: string): Promise<AccessClaims> {
+  const claims = await s.jwt.verify(token);
   if (!isUuid(claims.sub)) { // a non-UUID sub made the user lookup a 500 (tests/reliability)
     throw new ApiError(403, "bad_jwt", "invalid claim: sub claim must be a UUID");
   }

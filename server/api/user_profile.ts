@@ -21,6 +21,7 @@
  * Errors and their order are requireUser's (context.ts): bad_jwt (the
  * route's `jwt` middleware), user_not_found, session_not_found.
  */
+import type { AccessClaims } from "../auth/jwt.ts";
 import type { FactorRow } from "../auth/mfa.ts";
 import { factorToJson } from "../auth/mfa.ts";
 import { type Profile, type ProfileRevision, userToJson } from "../auth/users.ts";
@@ -127,7 +128,14 @@ export function profileBody(p: Profile<FactorRow>): string {
 
 /** GET /user's answer for the bearer token the route's `jwt` middleware verified. */
 export async function userProfileResponse(c: Ctx, s: Services): Promise<Response> {
-  const claims = claimsOf(c);
+  return c.body(await userProfileText(s, claimsOf(c)), 200, JSON_TYPE);
+}
+
+/**
+ * The text of GET /user's answer for verified `claims` (the route's handler, and its lane:
+ * api/lanes.ts); user_not_found and session_not_found as ApiErrors.
+ */
+export async function userProfileText(s: Services, claims: AccessClaims): Promise<string> {
   const sid = typeof claims.session_id === "string" && claims.session_id ? claims.session_id : null;
   const sidParam = sid !== null && isUuid(sid) ? sid : null;
   const cache = cacheOf(s);
@@ -136,17 +144,17 @@ export async function userProfileResponse(c: Ctx, s: Services): Promise<Response
   // the answer the database built when the user last changed.
   const d = await s.users.profileDoc(claims.sub, sidParam, kept ? kept.rev : -1);
   refuse(cache, claims.sub, d, sid);
-  if (kept && d.rev === kept.rev) return c.body(kept.body, 200, JSON_TYPE);
+  if (kept && d.rev === kept.rev) return kept.body;
   if (d.doc !== null) {
     cache.set(claims.sub, d.rev, d.doc);
-    return c.body(d.doc, 200, JSON_TYPE);
+    return d.doc;
   }
   // Not built by the database (see the migration): read the four tables and build it here.
   const p = await s.users.profile<FactorRow>(claims.sub, sidParam);
   refuse(cache, claims.sub, p, sid);
   const body = profileBody(p);
   cache.set(claims.sub, p.rev, body);
-  return c.body(body, 200, JSON_TYPE);
+  return body;
 }
 
 const JSON_TYPE = { "content-type": "application/json" };
