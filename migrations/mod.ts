@@ -12,6 +12,7 @@ export const MIGRATIONS: readonly string[] = [
   "0011_flow_state_link.sql",
   "0013_cleanup_indexes.sql",
   "0015_profile_doc.sql",
+  "0017_session_ids_v7.sql",
 ];
 
 /** Reads one migration's SQL text (works from a compiled binary too). */
