@@ -7,8 +7,10 @@
 -- touched is a likely read from outside the cache and, the first time after
 -- a checkpoint, a full page in the WAL: bench/README.md, "Scale").
 -- Session ids are no secret (every access token of the session carries its
--- id next to `iat`); clients see only a UUID, as with GoTrue's.
-CREATE FUNCTION __NS__uuid_v7() RETURNS uuid
+-- id next to `iat`); clients see only a UUID, as with GoTrue's. The function's
+-- name is specific to sessions so that it does not meet a `uuid_v7()` a shared
+-- database may already have.
+CREATE FUNCTION __NS__session_id_v7() RETURNS uuid
 LANGUAGE sql VOLATILE PARALLEL SAFE
 AS $$
   SELECT encode(
@@ -20,4 +22,4 @@ AS $$
     'hex')::uuid
 $$;
 
-ALTER TABLE __NS__sessions ALTER COLUMN id SET DEFAULT __NS__uuid_v7();
+ALTER TABLE __NS__sessions ALTER COLUMN id SET DEFAULT __NS__session_id_v7();
