@@ -88,10 +88,29 @@ export interface ProcessOptions {
 
 const ROOT = new URL("../../", import.meta.url);
 
-/** Starts `server/main.ts serve` with PROCESS_BASE_ENV plus `env`; resolves once it is healthy. */
+/**
+ * Starts `server/main.ts serve` with PROCESS_BASE_ENV plus `env`; resolves once it is healthy.
+ * A port picked here may be taken by another process before the server listens: a start that
+ * fails with AddrInUse is tried again on a new port (not when the caller named the port).
+ */
 export async function startServerProcess(
   env: Record<string, string>,
   opts: ProcessOptions = {},
+): Promise<ServerProcess> {
+  const named = !!env.PORT && env.PORT !== "0";
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await startOnce(env, opts);
+    } catch (e) {
+      const lost = e instanceof Error && e.message.includes("AddrInUse");
+      if (!lost || named || attempt >= 5) throw e;
+    }
+  }
+}
+
+async function startOnce(
+  env: Record<string, string>,
+  opts: ProcessOptions,
 ): Promise<ServerProcess> {
   // The listen line is an info log, which LOG_LEVEL=error hides: pick the port here.
   const port = env.PORT && env.PORT !== "0" ? Number(env.PORT) : freePort();

@@ -110,12 +110,30 @@ export async function runServerCommand(
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
-/** Starts a server process and waits for /health. */
+/**
+ * Starts a server process and waits for /health. When the port was picked
+ * here (no PORT in `env`), another process may take it between freePort()
+ * and the server's listen: a start that fails with AddrInUse is tried again
+ * on a new port (a test must not fail on a race with its neighbours).
+ */
 export async function startServerProcess(
   env: Record<string, string> = {},
   opts: ProcessOptions = {},
 ): Promise<ServerProcess> {
-  const childEnv = processEnv(env);
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await startOnce(processEnv(env), opts);
+    } catch (e) {
+      const lost = e instanceof Error && e.message.includes("AddrInUse");
+      if (!lost || env.PORT !== undefined || opts.noWait || attempt >= 5) throw e;
+    }
+  }
+}
+
+async function startOnce(
+  childEnv: Record<string, string>,
+  opts: ProcessOptions,
+): Promise<ServerProcess> {
   const args = opts.args ?? ["serve"];
   const child = new Deno.Command(Deno.execPath(), {
     args: [
