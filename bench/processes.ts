@@ -9,7 +9,7 @@
  * Writes bench/results/processes-latest.json.
  */
 import postgres from "postgres";
-import { runWrk, type WrkResult } from "./wrk.ts";
+import { ensureWrk, runWrk, type WrkResult } from "./wrk.ts";
 import {
   dropNamespaceObjects,
   postgresUrl,
@@ -55,6 +55,7 @@ export async function processesMain(n: number): Promise<number> {
   const duration = arg("duration", 10);
   const machine = await machineInfo();
   log(`machine: ${machine.cores} cores, load ${machine.loadavg.join(" ")}; ${n} processes`);
+  await ensureWrk(); // a fresh machine has none yet
   const sql = postgres(DB_URL, { max: 1, onnotice: () => {} });
   const ns = randomNamespace("procs");
   const results: Record<string, unknown> = {};

@@ -5,8 +5,9 @@
  * statement of RefreshTokenStore.rotateLive (lock the session, revoke the
  * token if still live, store its child, note the session refreshed, write
  * the audit entry, read the user, identities and factors). Around it only
- * the least an answer needs: hash the token, make a child, sign an HS256
- * access token, answer JSON with the new refresh token. No routing, no
+ * the least an answer needs: the token's key (its stamp and hash, as the
+ * server's), a stamped child, an HS256 access token signed, JSON answered
+ * with the new refresh token. No routing, no
  * middleware, no policy, no fallback: a token the statement does not rotate
  * gets a 400. `deno task bench` runs it beside the real grant
  * (`baseline_refresh_one_statement`).
@@ -16,9 +17,10 @@
  * Prints `listening on http://127.0.0.1:<port>` once ready.
  */
 import { Buffer } from "node:buffer";
-import { createHash, createHmac, randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { openDb } from "../server/db/db.ts";
 import { RefreshTokenStore } from "../server/store/refresh_tokens.ts";
+import { refreshTokenKey, stampedRefreshToken } from "../server/auth/refresh_token_format.ts";
 
 const [url, prefix, secret] = Deno.args;
 if (!url || !/^[a-z0-9_]*$/.test(prefix ?? "") || !secret) {
@@ -27,7 +29,6 @@ if (!url || !/^[a-z0-9_]*$/.test(prefix ?? "") || !secret) {
 }
 const db = await openDb({ url, dataDir: "", maxPoolSize: 0, prefix });
 const tokens = new RefreshTokenStore(db);
-const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 const b64 = (s: string) => Buffer.from(s).toString("base64url");
 const HEADER = b64(JSON.stringify({ alg: "HS256", typ: "JWT" }));
 const PAYLOAD = { action: "token_refreshed", actor_name: "", log_type: "token", traits: {} };
@@ -44,12 +45,12 @@ const server = Deno.serve({
   onListen: ({ port }) => console.log(`listening on http://127.0.0.1:${port}`),
 }, async (req) => {
   const { refresh_token: token } = await req.json();
-  const child = randomBytes(32).toString("base64url");
   const now = new Date();
+  const child = stampedRefreshToken(randomBytes(32).toString("base64url"), now);
   const done = typeof token === "string"
     ? await tokens.rotateLive({
-      hash: sha256(token),
-      childHash: sha256(child),
+      hash: refreshTokenKey(token),
+      childHash: refreshTokenKey(child),
       now,
       timeboxSec: 0,
       inactivityTimeoutSec: 0,

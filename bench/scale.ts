@@ -13,7 +13,7 @@
  * bench/results/scale-latest.json (and scale-<date>.json with --record).
  */
 import postgres from "postgres";
-import { runWrk, type WrkResult } from "./wrk.ts";
+import { ensureWrk, runWrk, type WrkResult } from "./wrk.ts";
 import {
   dropNamespaceObjects,
   postgresUrl,
@@ -53,6 +53,8 @@ async function measure(opts: Parameters<typeof runWrk>[0], warm = true): Promise
 export async function scaleMain(): Promise<number> {
   const machine = await machineInfo();
   log(`machine: ${machine.cores} cores, load ${machine.loadavg.join(" ")}`);
+  // Before minutes of loading: a fresh machine has no wrk yet.
+  await ensureWrk();
   const sql = postgres(DB_URL, { max: 1, onnotice: () => {} });
   const ns = randomNamespace("scale");
   const out: Record<string, unknown> = { date: new Date().toISOString(), users: USERS };
@@ -191,14 +193,17 @@ export async function scaleMain(): Promise<number> {
     log(`loaded ${USERS} sessions in ${timings.sessionsSec} s`);
     const t2 = Date.now();
     // Per session: tokens 1..n-1 revoked (within the last 12 hours: not yet dead), n live.
+    // Their keys as the server stores them (auth/refresh_token_format.ts): the time of issue
+    // in milliseconds (12 hex digits), then 64 hex digits standing for the token's SHA-256.
     await sql.unsafe(
       `INSERT INTO ${p}refresh_tokens (token_hash, user_id, session_id, parent_id, revoked,
          created_at, updated_at)
-       SELECT md5(s.id::text || g) || md5(g || s.id::text), s.user_id, s.id, NULL,
-         g < ${TOKENS_PER_SESSION}, now() - interval '12 hours' + g * interval '1 minute',
-         now() - interval '12 hours' + g * interval '1 minute'
+       SELECT lpad(to_hex((extract(epoch FROM x.at) * 1000)::bigint), 12, '0')
+           || md5(s.id::text || g) || md5(g || s.id::text),
+         s.user_id, s.id, NULL, g < ${TOKENS_PER_SESSION}, x.at, x.at
        FROM ${p}sessions s JOIN ${p}users u ON u.id = s.user_id AND u.email LIKE 'scale-%',
-         generate_series(1, ${TOKENS_PER_SESSION}) g`,
+         generate_series(1, ${TOKENS_PER_SESSION}) g,
+         LATERAL (SELECT now() - interval '12 hours' + g * interval '1 minute' AS at) x`,
     );
     timings.refreshTokensSec = (Date.now() - t2) / 1000;
     log(`loaded ${USERS * TOKENS_PER_SESSION} refresh tokens in ${timings.refreshTokensSec} s`);

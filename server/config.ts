@@ -143,6 +143,7 @@ export interface Config {
   security: {
     refreshTokenRotationEnabled: boolean;
     refreshTokenReuseInterval: number;
+    refreshTokenStamped: boolean;
     updatePasswordRequireReauthentication: boolean;
     updatePasswordRequireCurrentPassword: boolean;
     manualLinkingEnabled: boolean;
@@ -507,6 +508,11 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       refreshTokenReuseInterval: r.seconds("SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", {
         default: 10,
         doc: "seconds in which the previous refresh token may be exchanged again",
+      }),
+      refreshTokenStamped: r.bool("SECURITY_REFRESH_TOKEN_STAMPED", {
+        default: true,
+        doc:
+          "new refresh tokens begin with their time of issue; off while older servers run (docs/database.md)",
       }),
       updatePasswordRequireReauthentication: r.bool(
         "SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION",

@@ -1,8 +1,9 @@
 /**
  * Sessions, refresh tokens and the token set a sign-in answers with.
  *
- * Refresh tokens are opaque random strings stored only as SHA-256 hashes. A
- * rotated token's child is derived from the parent token itself
+ * Refresh tokens are random strings stamped with their time of issue,
+ * stored only under a key made of the stamp and their SHA-256 hash
+ * (auth/refresh_token_format.ts). A rotated token's child is derived from the parent token itself
  * (HMAC-SHA256 keyed by a server secret), so exchanging the immediately
  * previous token again within the reuse interval returns the very same child
  * without the server ever storing a token in the clear. What an exchange
@@ -23,7 +24,8 @@ import type { Db, Queryable } from "../db/db.ts";
 import { RefreshTokenStore } from "../store/refresh_tokens.ts";
 import { type AmrEntry, type SessionRow, SessionStore } from "../store/sessions.ts";
 import type { Clock } from "./clock.ts";
-import { hmacBase64url, type HmacKey, hmacKey, randomToken, sha256Hex } from "./crypto.ts";
+import { hmacBase64url, type HmacKey, hmacKey, randomToken } from "./crypto.ts";
+import { refreshTokenKey, stampedRefreshToken, stampOfKey } from "./refresh_token_format.ts";
 import type { JwtService } from "./jwt.ts";
 import { decideRefresh } from "./refresh_policy.ts";
 import {
@@ -177,7 +179,7 @@ export class Sessions {
     const now = this.clock.now();
     const amr: AmrEntry[] = [{ method: opts.method, timestamp: Math.floor(now.getTime() / 1000) }];
     if (opts.provider) amr[0].provider = opts.provider;
-    const token = randomToken(32);
+    const token = this.#newToken(randomToken(32), now);
     const tx = q === this.db ? undefined : q;
     const audit = opts.audit && this.audit ? auditPayload(opts.audit) : undefined;
     // Nothing for a banned (or deleted) user, decided in the statement that inserts: every
@@ -188,7 +190,7 @@ export class Sessions {
       userAgent: opts.userAgent,
       ip: opts.ip,
       now,
-      refreshTokenHash: sha256Hex(token),
+      refreshTokenHash: refreshTokenKey(token),
       audit: audit && { payload: audit, ip: opts.ip ?? "" },
     }, tx);
     if (!started) throw await this.#notIssued(user.id, q);
@@ -219,7 +221,7 @@ export class Sessions {
     const now = this.clock.now();
     const amr: AmrEntry[] = [{ method: opts.method, timestamp: Math.floor(now.getTime() / 1000) }];
     if (opts.provider) amr[0].provider = opts.provider;
-    const token = randomToken(32);
+    const token = this.#newToken(randomToken(32), now);
     const local = this.users.localUser(fields, providers);
     const audit = opts.audit && this.audit
       ? auditPayload({
@@ -234,7 +236,7 @@ export class Sessions {
       userAgent: opts.userAgent,
       ip: opts.ip,
       now,
-      refreshTokenHash: sha256Hex(token),
+      refreshTokenHash: refreshTokenKey(token),
       audit: audit && { payload: audit, ip: opts.ip ?? "" },
     });
     if (audit) this.audit!.recorded(audit);
@@ -251,18 +253,39 @@ export class Sessions {
    */
   async reissue(user: UserRow, session: SessionRow, q: Queryable = this.db): Promise<TokenSet> {
     const now = this.clock.now();
-    const token = randomToken(32);
+    const token = this.#newToken(randomToken(32), now);
     // As in issue(): nothing for a banned user, in one statement (an MFA verification of a
     // user banned meanwhile gets no tokens); a session that ended meanwhile gets none either.
     const done = await this.#tokens.replaceInSession(
       user.id,
       session.id,
-      sha256Hex(token),
+      refreshTokenKey(token),
       now,
       q,
     );
     if (!done) throw await this.#notIssued(user.id, q, session.id);
     return await this.tokenSet(user, session, token, q);
+  }
+
+  /**
+   * A new refresh token made of `secret`, issued `now`: stamped, unless
+   * SECURITY_REFRESH_TOKEN_STAMPED is off (servers of before, which know only
+   * the bare format, still run beside this one).
+   */
+  #newToken(secret: string, now: Date): string {
+    return this.config.security.refreshTokenStamped ? stampedRefreshToken(secret, now) : secret;
+  }
+
+  /**
+   * The child `token` derives: the HMAC of `token` under the server's child key, stamped
+   * with `now`, or with the stamp of `storedChildKey` (the key of the child already stored;
+   * none: the child of a token issued before stamps, kept as it was handed out).
+   */
+  #childOf(token: string, now: Date, storedChildKey?: string): string {
+    const secret = hmacBase64url(this.#childKey, token);
+    if (storedChildKey === undefined) return this.#newToken(secret, now);
+    const stamp = stampOfKey(storedChildKey);
+    return stamp === null ? secret : stampedRefreshToken(secret, { stamp });
   }
 
   /** Why no tokens were issued: user_banned, user_not_found or session_not_found. */
@@ -375,7 +398,7 @@ export class Sessions {
         situation: "oauth",
       });
     }
-    const hash = sha256Hex(token);
+    const hash = refreshTokenKey(token);
     const settings = {
       rotationEnabled: this.config.security.refreshTokenRotationEnabled,
       reuseIntervalSec: this.config.security.refreshTokenReuseInterval,
@@ -386,12 +409,13 @@ export class Sessions {
     // With SESSIONS_SINGLE_PER_USER the decision reads the user's other sessions: the
     // transaction below makes it.
     if (settings.rotationEnabled && audit && !limits.singlePerUser) {
-      const plain = hmacBase64url(this.#childKey, token);
+      const now = this.clock.now();
+      const plain = this.#newToken(hmacBase64url(this.#childKey, token), now);
       const payload = auditPayload(entry);
       const done = await this.#tokens.rotateLive({
         hash,
-        childHash: sha256Hex(plain),
-        now: this.clock.now(),
+        childHash: refreshTokenKey(plain),
+        now,
         timeboxSec: limits.timeboxSec,
         inactivityTimeoutSec: limits.inactivityTimeoutSec,
         auditPayload: payload,
@@ -425,11 +449,14 @@ export class Sessions {
       // The child this token derives: what rotation hands out, and what a repeated exchange
       // within the reuse interval must find as the token's current child.
       const derives = rt !== null && settings.rotationEnabled;
-      const plain = derives ? hmacBase64url(this.#childKey, token) : token;
-      const childHash = derives ? sha256Hex(plain) : null;
       const child = rt?.revoked && settings.rotationEnabled
         ? await this.#tokens.findLatestChild(rt.id, tx)
         : null;
+      // A new child bears the time of this exchange; the child already handed out (a repeat
+      // within the reuse interval) is rebuilt with its own stamp, or without one if it was
+      // issued before tokens had stamps (auth/refresh_token_format.ts).
+      const plain = derives ? this.#childOf(token, now, child?.token_hash) : token;
+      const childHash = derives ? refreshTokenKey(plain) : null;
       const decision = decideRefresh(
         { token: rt, session, user, child, derivedChildHash: childHash, now },
         settings,
