@@ -76,3 +76,12 @@ export async function abandonWhileHashWaits(
   await until(() => lines().length === 1);
   assert.equal(lines()[0].status, 499);
 }
+
+/** A clock a test can move forward. */
+export function movableClock() {
+  let offset = 0;
+  return {
+    now: () => new Date(Date.now() + offset),
+    advance: (sec: number) => offset += sec * 1000,
+  };
+}

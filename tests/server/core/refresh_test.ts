@@ -3,17 +3,8 @@ import assert from "node:assert/strict";
 import { dropNamespace, startTestServer, testDatabaseUrl } from "../../helpers/server.ts";
 import { startServerProcess } from "../../helpers/process.ts";
 import { openDb } from "../../../server/db/db.ts";
-import { refreshGrant, signUpSession } from "./_helpers.ts";
+import { movableClock, refreshGrant, signUpSession } from "./_helpers.ts";
 import { uniqueEmail } from "../../helpers/http.ts";
-
-/** A clock a test can move forward. */
-function movableClock() {
-  let offset = 0;
-  return {
-    now: () => new Date(Date.now() + offset),
-    advance: (sec: number) => offset += sec * 1000,
-  };
-}
 
 Deno.test("reuse of the previous token within the interval returns the same child", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });

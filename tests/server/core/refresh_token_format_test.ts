@@ -7,20 +7,11 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
-import { refreshGrant, signUpSession } from "./_helpers.ts";
+import { movableClock, refreshGrant, signUpSession } from "./_helpers.ts";
 import { hmacBase64url, hmacKey, randomToken } from "../../../server/auth/crypto.ts";
 
 const STAMPED = /^([0-9a-f]{12})\.[A-Za-z0-9_-]{43}$/;
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
-
-/** A clock a test can move forward. */
-function movableClock() {
-  let offset = 0;
-  return {
-    now: () => new Date(Date.now() + offset),
-    advance: (sec: number) => offset += sec * 1000,
-  };
-}
 
 function claims(jwt: string): Record<string, unknown> {
   return JSON.parse(atob(jwt.split(".")[1].replaceAll("-", "+").replaceAll("_", "/")));
