@@ -26,6 +26,7 @@ import {
   startServerProcess,
 } from "../tests/helpers/bench_process.ts";
 import { createFixtures } from "./fixtures.ts";
+import { cpuReading } from "./cpu.ts";
 import { machineInfo } from "./machine.ts";
 import { scaleMain } from "./scale.ts";
 import { processesMain } from "./processes.ts";
@@ -75,58 +76,6 @@ const started = Date.now();
 const log = (msg: string) =>
   console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${msg}`);
 
-/** utime + stime in clock ticks (1/100 s) of one process, from /proc/<pid>/stat; 0 when gone. */
-function cpuTicks(pid: number): number {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return 0;
-  }
-}
-
-/** utime + stime in clock ticks of each thread of one process, summed by thread name. */
-function threadTicks(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  try {
-    for (const e of Deno.readDirSync(`/proc/${pid}/task`)) {
-      try {
-        const stat = Deno.readTextFileSync(`/proc/${pid}/task/${e.name}/stat`);
-        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-        const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-        out.set(name, (out.get(name) ?? 0) + Number(f[11]) + Number(f[12]));
-      } catch { /* the thread ended */ }
-    }
-  } catch { /* the process ended */ }
-  return out;
-}
-
-/** utime + stime of each PostgreSQL process on the machine, in clock ticks, by process id. */
-function postgresTicks(): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const e of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(e.name)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
-      if (stat.includes("(postgres)")) out.set(Number(e.name), cpuTicks(Number(e.name)));
-    } catch { /* the process ended */ }
-  }
-  return out;
-}
-
-/**
- * PostgreSQL's CPU ticks between two readings: over the processes alive at the second, each
- * from its first reading (0 when it started in between). A backend that exited in between (a
- * stopped process's connections) takes its ticks with it: those are left out, instead of
- * subtracting its whole life from the sum as a difference of two totals did.
- */
-function postgresTicksSince(before: Map<number, number>): number {
-  let t = 0;
-  for (const [pid, ticks] of postgresTicks()) t += ticks - (before.get(pid) ?? 0);
-  return t;
-}
-
 /**
  * One wrk run after a short warm-up at the same settings. With `pid`, the CPU time of that
  * server process and of PostgreSQL per request is recorded too (less noisy than requests/s on a
@@ -138,25 +87,17 @@ async function measure(
   pid?: number,
 ): Promise<WrkResult> {
   if (warm) await runWrk({ ...opts, durationSec: WARMUP });
-  const cpu0 = pid ? cpuTicks(pid) : 0;
-  const threads0 = pid ? threadTicks(pid) : new Map<string, number>();
-  const pg0 = pid ? postgresTicks() : new Map<number, number>();
+  const reading = pid ? cpuReading(pid) : undefined;
   const r = await runWrk({ ...opts, durationSec: opts.durationSec ?? DURATION });
   let cpu = "";
-  if (pid && r.requests > 0) {
-    const perRequest = (ticks: number) => Math.round((ticks * 10_000 * 10) / r.requests) / 10;
-    r.serverCpuUsPerRequest = perRequest(cpuTicks(pid) - cpu0);
-    r.postgresCpuUsPerRequest = perRequest(postgresTicksSince(pg0));
-    const threads: Record<string, number> = {};
-    for (const [name, t] of threadTicks(pid!)) {
-      const us = perRequest(t - (threads0.get(name) ?? 0));
-      if (us > 0) threads[name] = us;
-    }
-    r.serverThreadCpuUsPerRequest = threads;
-    cpu =
-      `  CPU/request: server ${r.serverCpuUsPerRequest} µs, PostgreSQL ${r.postgresCpuUsPerRequest} µs; by thread ${
-        JSON.stringify(threads)
-      }`;
+  if (reading && r.requests > 0) {
+    const c = reading(r.requests);
+    r.serverCpuUsPerRequest = c.serverUs;
+    r.postgresCpuUsPerRequest = c.postgresUs;
+    r.serverThreadCpuUsPerRequest = c.threadsUs;
+    cpu = `  CPU/request: server ${c.serverUs} µs, PostgreSQL ${c.postgresUs} µs; by thread ${
+      JSON.stringify(c.threadsUs)
+    }`;
   }
   log(
     `${r.name.padEnd(26)} ${

@@ -22,6 +22,7 @@ import {
 } from "../tests/helpers/bench_process.ts";
 import { createFixtures } from "./fixtures.ts";
 import { machineInfo } from "./machine.ts";
+import { cpuReading } from "./cpu.ts";
 import { rotateLiveSql } from "../server/store/refresh_tokens.ts";
 import { profileSql } from "../server/store/profile.ts";
 import { cleanupStatements } from "../server/store/cleanup.ts";
@@ -41,11 +42,30 @@ const started = Date.now();
 const log = (msg: string) =>
   console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${msg}`);
 
-async function measure(opts: Parameters<typeof runWrk>[0], warm = true): Promise<WrkResult> {
+/**
+ * One wrk run (after a 2-s warm-up unless `warm` is false), with the CPU time of server process
+ * `pid` and of PostgreSQL per request: requests/s moves with the machine over minutes, CPU per
+ * request much less.
+ */
+async function measure(
+  opts: Parameters<typeof runWrk>[0],
+  pid: number,
+  warm = true,
+): Promise<WrkResult> {
   if (warm) await runWrk({ ...opts, durationSec: 2 });
+  const reading = cpuReading(pid);
   const r = await runWrk({ ...opts, durationSec: DURATION });
+  let cpu = "";
+  if (r.requests > 0) {
+    const c = reading(r.requests);
+    r.serverCpuUsPerRequest = c.serverUs;
+    r.postgresCpuUsPerRequest = c.postgresUs;
+    cpu = `  CPU/request: server ${c.serverUs} µs, PostgreSQL ${c.postgresUs} µs`;
+  }
   log(
-    `${r.name.padEnd(28)} ${String(r.rps).padStart(8)} req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms`,
+    `${r.name.padEnd(28)} ${
+      String(r.rps).padStart(8)
+    } req/s  p50 ${r.p50Ms} ms  p99 ${r.p99Ms} ms${cpu}`,
   );
   return r;
 }
@@ -120,7 +140,7 @@ export async function scaleMain(): Promise<number> {
       args: [side.accessToken, "0"],
       connections: CONNECTIONS,
       durationSec: DURATION,
-    });
+    }, side.srv.pid);
     results[name("get_user_uncached")] = await measure({
       name: name("get_user_uncached"),
       url: `${side.cold.url}/user`,
@@ -128,15 +148,19 @@ export async function scaleMain(): Promise<number> {
       args: [side.accessToken, "0"],
       connections: CONNECTIONS,
       durationSec: DURATION,
-    });
-    results[name("refresh_token")] = await measure({
-      name: name("refresh_token"),
-      url: `${side.srv.url}/`,
-      script: "refresh",
-      args: [side.pools[r]],
-      connections: CONNECTIONS,
-      durationSec: DURATION,
-    }, false);
+    }, side.cold.pid);
+    results[name("refresh_token")] = await measure(
+      {
+        name: name("refresh_token"),
+        url: `${side.srv.url}/`,
+        script: "refresh",
+        args: [side.pools[r]],
+        connections: CONNECTIONS,
+        durationSec: DURATION,
+      },
+      side.srv.pid,
+      false,
+    );
     results[name("password")] = await measure({
       name: name("password"),
       url: `${side.srv.url}/`,
@@ -145,7 +169,7 @@ export async function scaleMain(): Promise<number> {
       connections: PASSWORD_CONNECTIONS,
       durationSec: DURATION,
       timeoutSec: 30,
-    });
+    }, side.srv.pid);
   };
   const sides: Side[] = [];
   try {
@@ -336,6 +360,31 @@ export async function scaleMain(): Promise<number> {
       return [k, l.map((x, i) => Math.round((x / s[i]) * 1000) / 1000)];
     }),
   );
+  // CPU per request (server process and PostgreSQL) by side, the median of the rounds, and large
+  // ÷ small of their sum: how much more work a request is on the loaded tables, whatever the
+  // machine's speed did between rounds.
+  const cpuOf = (tag: string, a: string, f: (r: WrkResult) => number | undefined) =>
+    median(
+      Array.from({ length: ROUNDS }, (_, r) => results[`${tag}_${a}_${r + 1}`])
+        .map((r) => r && f(r)).filter((x): x is number => typeof x === "number"),
+    );
+  const endpoints = ["get_user", "get_user_uncached", "refresh_token", "password"];
+  out.cpuMediansUs = Object.fromEntries(
+    endpoints.flatMap((k) =>
+      ["small", "large"].map((tag) => [`${tag}_${k}`, {
+        server: cpuOf(tag, k, (r) => r.serverCpuUsPerRequest),
+        postgres: cpuOf(tag, k, (r) => r.postgresCpuUsPerRequest),
+      }])
+    ),
+  );
+  out.cpuLargeVsSmall = Object.fromEntries(endpoints.map((k) => {
+    const sum = (r: WrkResult) =>
+      r.serverCpuUsPerRequest === undefined || r.postgresCpuUsPerRequest === undefined
+        ? undefined
+        : r.serverCpuUsPerRequest + r.postgresCpuUsPerRequest;
+    const s = cpuOf("small", k, sum), l = cpuOf("large", k, sum);
+    return [k, s && l ? Math.round((l / s) * 1000) / 1000 : null];
+  }));
   out.machine = { ...machine, loadavgAfter: Deno.loadavg() };
   out.timings = timings;
   out.results = results;
@@ -352,6 +401,7 @@ export async function scaleMain(): Promise<number> {
     await Deno.writeTextFile(new URL(`scale-${String(out.date).slice(0, 10)}.json`, RESULTS), json);
   }
   console.log("large / small:", JSON.stringify(out.largeVsSmall));
+  console.log("CPU per request, large / small:", JSON.stringify(out.cpuLargeVsSmall));
   log("done; results in bench/results/scale-latest.json");
   return 0;
 }
