@@ -1,7 +1,7 @@
 /**
  * CPU time of the server under test and of PostgreSQL, read from /proc
  * (Linux; 0 elsewhere): requests/s moves with a shared machine's speed, CPU
- * per request much less (bench/run.ts, bench/scale.ts).
+ * per request less (bench/run.ts, bench/scale.ts; bench/README.md, "Scale").
  */
 
 /** utime + stime in clock ticks (1/100 s) of one process, from /proc/<pid>/stat; 0 when gone. */

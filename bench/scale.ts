@@ -45,7 +45,7 @@ const log = (msg: string) =>
 /**
  * One wrk run (after a 2-s warm-up unless `warm` is false), with the CPU time of server process
  * `pid` and of PostgreSQL per request: requests/s moves with the machine over minutes, CPU per
- * request much less.
+ * request less (it moves too: bench/README.md, "Scale").
  */
 async function measure(
   opts: Parameters<typeof runWrk>[0],
