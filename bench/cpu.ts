@@ -16,7 +16,7 @@ export function cpuTicks(pid: number): number {
 }
 
 /** utime + stime in clock ticks of each thread of one process, summed by thread name. */
-export function threadTicks(pid: number): Map<string, number> {
+function threadTicks(pid: number): Map<string, number> {
   const out = new Map<string, number>();
   try {
     for (const e of Deno.readDirSync(`/proc/${pid}/task`)) {

@@ -13,30 +13,13 @@ import postgres from "postgres";
 import { Pool } from "../server/db/pg/pool.ts";
 import { parseConnectionString } from "../server/db/pg/options.ts";
 import { postgresUrl } from "../tests/helpers/bench_process.ts";
+import { cpuTicks, postgresTicks, postgresTicksSince } from "./cpu.ts";
 
 const url = Deno.args[0] ?? postgresUrl();
 const ROUNDS = 3;
 const N = 20_000;
 const CALLERS = 32;
 const TEXT = "SELECT $1::int + 1 AS x, now() AS t";
-
-/** utime + stime in clock ticks (1/100 s) of one /proc/<pid>/stat. */
-function ticks(stat: string): number {
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(f[11]) + Number(f[12]);
-}
-
-function postgresTicks(): number {
-  let t = 0;
-  for (const e of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(e.name)) continue;
-    try {
-      const st = Deno.readTextFileSync(`/proc/${e.name}/stat`);
-      if (st.includes("(postgres)")) t += ticks(st);
-    } catch { /* the process ended */ }
-  }
-  return t;
-}
 
 const pool = new Pool(parseConnectionString(url), { max: 50 });
 const unnamed = new Pool({ ...parseConnectionString(url), unnamedStatements: true }, { max: 50 });
@@ -52,15 +35,15 @@ try {
   for (const [name, run] of subjects) {
     for (let round = 1; round <= ROUNDS; round++) {
       const pg0 = postgresTicks();
-      const self0 = ticks(Deno.readTextFileSync("/proc/self/stat"));
+      const self0 = cpuTicks(Deno.pid);
       const t0 = performance.now();
       let next = 0;
       await Promise.all(Array.from({ length: CALLERS }, async () => {
         while (next < N) await run(next++);
       }));
       const ms = performance.now() - t0;
-      const self = ticks(Deno.readTextFileSync("/proc/self/stat")) - self0;
-      const pg = postgresTicks() - pg0;
+      const self = cpuTicks(Deno.pid) - self0;
+      const pg = postgresTicksSince(pg0);
       console.log(
         `${name} round ${round}: ${Math.round((N / ms) * 1000)} statements/s, ` +
           `client ${((self * 10_000) / N).toFixed(1)} µs and PostgreSQL ${
