@@ -45,6 +45,79 @@ Deno.test("signup with autoconfirm on answers a session whose user has an email 
   }
 });
 
+Deno.test("with autoconfirm a sign-up of a taken address gets nothing of the account", async () => {
+  // An attacker signing up someone's address, in any spelling the server folds to it, must get
+  // no session, no password of theirs and no second user from it; nothing of the attempt is
+  // stored but its audit entry (user_repeated_signup).
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  try {
+    const address = uniqueEmail("taken");
+    const first = await postJson(srv, "/signup", {
+      email: address,
+      password: "owner-pw-1",
+      data: { name: "Owner" },
+    });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const owner = first.body.user as Record<string, unknown>;
+    const counts = async () => {
+      const [row] = await srv.db.query<Record<string, number>>(
+        `SELECT (SELECT count(*)::int FROM ${srv.db.t("users")} WHERE email = $1) AS users,
+           (SELECT count(*)::int FROM ${srv.db.t("identities")} WHERE email = $1) AS identities,
+           (SELECT count(*)::int FROM ${srv.db.t("sessions")}) AS sessions,
+           (SELECT count(*)::int FROM ${srv.db.t("refresh_tokens")}) AS tokens,
+           (SELECT count(*)::int FROM ${srv.db.t("audit_log_entries")}
+             WHERE payload->>'action' = 'user_signedup') AS signedup,
+           (SELECT count(*)::int FROM ${srv.db.t("audit_log_entries")}
+             WHERE payload->>'action' = 'user_repeated_signup'
+               AND payload->>'actor_id' = $2::text) AS repeated`,
+        [address, owner.id],
+      );
+      return row;
+    };
+    const before = await counts();
+    assert.deepEqual(before, {
+      users: 1,
+      identities: 1,
+      sessions: 1,
+      tokens: 1,
+      signedup: 1,
+      repeated: 0,
+    });
+    for (const spelling of [address, address.toUpperCase(), `  ${address}  `]) {
+      const again = await postJson(srv, "/signup", {
+        email: spelling,
+        password: "attacker-pw-2",
+        data: { name: "Mallory" },
+      });
+      assert.equal(again.status, 422, JSON.stringify(again.body));
+      assert.equal(again.body.error_code, "user_already_exists");
+      assert.equal(again.body.access_token, undefined);
+    }
+    assert.deepEqual(await counts(), { ...before, repeated: 3 });
+    const attacker = await passwordGrant(srv, { email: address, password: "attacker-pw-2" });
+    assert.equal(attacker.status, 400);
+    assert.equal(attacker.body.error_code, "invalid_credentials");
+    const signIn = await passwordGrant(srv, { email: address, password: "owner-pw-1" });
+    assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
+    const user = signIn.body.user as Record<string, unknown>;
+    assert.equal(user.id, owner.id);
+    assert.deepEqual(user.user_metadata, { name: "Owner" });
+
+    // A deleted user's address is free again: a soft-deleted user no longer holds it.
+    const admin = await srv.serviceRoleToken();
+    const del = await call(srv, "DELETE", `/admin/users/${owner.id}`, {
+      body: { should_soft_delete: true },
+      token: admin,
+    });
+    assert.equal(del.status, 200, JSON.stringify(del.body));
+    const fresh = await postJson(srv, "/signup", { email: address, password: "new-owner-pw-3" });
+    assert.equal(fresh.status, 200, JSON.stringify(fresh.body));
+    assert.notEqual((fresh.body.user as Record<string, unknown>).id, owner.id);
+  } finally {
+    await srv.close();
+  }
+});
+
 Deno.test("signup with autoconfirm off answers the user; a known address gets a fabricated one", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "false" });
   try {
