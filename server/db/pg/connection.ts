@@ -159,6 +159,8 @@ export class Connection {
   onClose: (e: PgConnectionError) => void = () => {};
   /** Called whenever a query finished. */
   onIdle: () => void = () => {};
+  /** Called when a query with a scope is sent (the pool watches its deadline and its caller). */
+  onScoped: ((sentAt: number, scope: QueryScope) => void) | null = null;
   /** Pool bookkeeping. */
   reserved = false;
   draining = false;
@@ -413,6 +415,24 @@ export class Connection {
     return n;
   }
 
+  /**
+   * When the unanswered queries with a scope must be looked at next (performance.now): the
+   * earliest of their deadlines, of `watchAfterMs` after each was sent, and for one already older
+   * than that (its caller is asked again and again whether it has gone) `everyMs` from `now`.
+   * Infinity when there is none.
+   */
+  nextWatch(now: number, watchAfterMs: number, everyMs: number): number {
+    let due = Infinity;
+    for (let i = this.#head; i < this.#pending.length; i++) {
+      const q = this.#pending[i]!;
+      const s = q.scope;
+      if (s === undefined || q.abandoned) continue;
+      const ask = q.sentAt + watchAfterMs;
+      due = Math.min(due, s.deadline, ask > now ? ask : now + everyMs);
+    }
+    return due;
+  }
+
   /** Whether a CancelRequest was sent for this connection. */
   get cancelSent(): boolean {
     return this.#cancelled !== null;
@@ -463,7 +483,8 @@ export class Connection {
     formats: Uint8Array | null,
     scope?: QueryScope,
   ): Promise<Row[]> {
-    return new Promise<Row[]>((resolve, reject) => {
+    const sentAt = performance.now();
+    const answer = new Promise<Row[]>((resolve, reject) => {
       this.#pending.push({
         statement,
         parses,
@@ -472,7 +493,7 @@ export class Connection {
         formats,
         rows: [],
         error: null,
-        sentAt: performance.now(),
+        sentAt,
         scope,
         abandoned: false,
         resolve,
@@ -480,6 +501,8 @@ export class Connection {
       });
       this.#scheduleFlush();
     });
+    if (scope !== undefined) this.onScoped?.(sentAt, scope);
+    return answer;
   }
 
   /**

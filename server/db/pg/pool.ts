@@ -22,9 +22,11 @@
  * blocked statement never holds up the queries queued behind it for long.
  *
  * A query may carry a scope (the HTTP request it serves, connection.ts
- * QueryScope): every `watchMs` the pool gives up the queries and waits whose
- * deadline has passed, or whose caller has gone after waiting `stallMs`,
- * with a PgAbortError; when PostgreSQL is running such a query, a
+ * QueryScope): the pool gives up the queries and waits whose deadline has
+ * passed, or whose caller has gone after waiting `stallMs` (asked again every
+ * `watchMs` from then on), with a PgAbortError. One timer, set for the
+ * earliest such moment and cleared when nothing is in flight, does this: an
+ * idle pool, or one whose queries all finish quickly, wakes for none of it; when PostgreSQL is running such a query, a
  * CancelRequest stops it, and that connection retires (no new queries, closed
  * once idle) so that a late cancel cannot hit a later statement; a statement
  * of another caller cancelled there anyway is run again once (each has its
@@ -55,7 +57,7 @@ export interface PoolOptions {
   stallMs: number;
   /** Idle connections are closed after this long. */
   idleTimeoutMs: number;
-  /** How often deadlines and departed callers are looked for. */
+  /** How often a caller that has waited `stallMs` is asked again whether it has gone. */
   watchMs: number;
 }
 
@@ -104,7 +106,10 @@ export class Pool {
   #sweeper: ReturnType<typeof setInterval> | undefined;
   /** The connection the last single statement went to (joined while its batch is unsent). */
   #last: Connection | null = null;
-  #watch: ReturnType<typeof setInterval> | undefined;
+  /** The timer that gives up what passed its deadline or lost its caller (#watchBy). */
+  #watch: ReturnType<typeof setTimeout> | undefined;
+  /** When #watch fires (performance.now); Infinity when it is not set. */
+  #watchAt = Infinity;
   /** Retiring connections being closed (awaited by end). */
   readonly #closing = new Set<Promise<void>>();
   /** Told how long each wait for a connection took (ms): reservations, and queries that waited. */
@@ -119,6 +124,14 @@ export class Pool {
   /** Open connections (for tests and metrics). */
   get size(): number {
     return this.#conns.length;
+  }
+
+  /**
+   * Whether the timer that gives up queries past their deadline (or whose caller went away) is
+   * set: only while a query with a scope is in flight or a caller with one waits.
+   */
+  get watching(): boolean {
+    return this.#watch !== undefined;
   }
 
   /** Connections by state and callers waiting. */
@@ -187,8 +200,7 @@ export class Pool {
     await Promise.all([...this.#closing]);
     clearInterval(this.#sweeper);
     this.#sweeper = undefined;
-    clearInterval(this.#watch);
-    this.#watch = undefined;
+    this.#unwatch();
   }
 
   #run(
@@ -223,22 +235,71 @@ export class Pool {
     void p.finally(() => this.#closing.delete(p));
   }
 
-  /** Gives up the queries and waits whose deadline passed or whose caller has gone. */
+  /**
+   * Gives up the queries and waits whose deadline passed or whose caller has gone, then sets the
+   * timer for the next moment one of those still in flight or waiting must be looked at.
+   */
   #expire(): void {
     const now = performance.now();
+    const { stallMs, watchMs } = this.#o;
+    let due = Infinity;
     for (const c of this.#conns) {
-      if (c.inflight > 0 && !c.closed) c.expire(now, this.#o.stallMs);
+      if (c.inflight > 0 && !c.closed) {
+        c.expire(now, stallMs);
+        due = Math.min(due, c.nextWatch(now, stallMs, watchMs));
+      }
     }
-    if (this.#waiting.length === 0) return;
-    const rest: Waiter[] = [];
-    for (const w of this.#waiting) {
-      const s = w.scope;
-      if (s !== undefined && now >= s.deadline) w.fail(new PgAbortError("POOL_TIMEOUT"));
-      else if (s !== undefined && now - w.since >= this.#o.stallMs && s.gone()) {
-        w.fail(new PgAbortError("CLIENT_GONE"));
-      } else rest.push(w);
+    if (this.#waiting.length > 0) {
+      const rest: Waiter[] = [];
+      for (const w of this.#waiting) {
+        const s = w.scope;
+        if (s !== undefined && now >= s.deadline) w.fail(new PgAbortError("POOL_TIMEOUT"));
+        else if (s !== undefined && now - w.since >= stallMs && s.gone()) {
+          w.fail(new PgAbortError("CLIENT_GONE"));
+        } else {
+          rest.push(w);
+          if (s !== undefined) due = Math.min(due, this.#dueOf(w.since, s, now));
+        }
+      }
+      this.#waiting = rest;
     }
-    this.#waiting = rest;
+    if (due < Infinity) this.#watchBy(due);
+  }
+
+  /**
+   * When a query sent (or a wait begun) at `since` for `scope` must be looked at next: its
+   * deadline, or `stallMs` after `since`, or, once older than that, `watchMs` from `now`.
+   */
+  #dueOf(since: number, scope: QueryScope, now: number): number {
+    const ask = since + this.#o.stallMs;
+    return Math.min(scope.deadline, ask > now ? ask : now + this.#o.watchMs);
+  }
+
+  /** Makes sure the watch timer fires by `due` (performance.now). */
+  #watchBy(due: number): void {
+    if (this.#ending || due >= this.#watchAt) return;
+    if (this.#watch !== undefined) clearTimeout(this.#watch);
+    this.#watchAt = due;
+    this.#watch = setTimeout(() => {
+      this.#watch = undefined;
+      this.#watchAt = Infinity;
+      this.#expire();
+    }, Math.max(0, due - performance.now()));
+    Deno.unrefTimer(this.#watch as unknown as number);
+  }
+
+  /** Clears the watch timer. */
+  #unwatch(): void {
+    if (this.#watch !== undefined) clearTimeout(this.#watch);
+    this.#watch = undefined;
+    this.#watchAt = Infinity;
+  }
+
+  /** Clears the watch timer when no query is in flight and nobody waits: nothing to watch. */
+  #unwatchIfIdle(): void {
+    if (this.#watch === undefined || this.#waiting.length > 0) return;
+    for (const c of this.#conns) if (c.inflight > 0 && !c.closed) return;
+    this.#unwatch();
   }
 
   /**
@@ -305,6 +366,7 @@ export class Pool {
       else this.#drainOne();
     }
     const since = performance.now();
+    if (scope !== undefined) this.#watchBy(this.#dueOf(since, scope, since));
     return new Promise<Connection>((resolve, reject) => {
       this.#waiting.push({
         reserve,
@@ -369,7 +431,9 @@ export class Pool {
         if (c.retired && c.inflight === 0 && !c.reserved && !c.closed) this.#close(c);
         if (this.#waiting.length) this.#drain();
         else if (c.draining && c.inflight === 0) c.draining = false;
+        if (c.inflight === 0) this.#unwatchIfIdle();
       };
+      c.onScoped = (sentAt, scope) => this.#watchBy(this.#dueOf(sentAt, scope, sentAt));
       this.#conns.push(c);
       this.#startSweeper();
       this.#drain();
@@ -405,9 +469,5 @@ export class Pool {
     }, Math.max(1000, this.#o.idleTimeoutMs / 4));
     Deno.unrefTimer(sweeper as unknown as number);
     this.#sweeper = sweeper;
-    if (this.#watch === undefined) {
-      this.#watch = setInterval(() => this.#expire(), this.#o.watchMs);
-      Deno.unrefTimer(this.#watch as unknown as number);
-    }
   }
 }

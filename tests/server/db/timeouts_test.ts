@@ -225,3 +225,41 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "timeouts (pool): a statement is given up at its deadline, not before, and an idle pool sets no timer",
+  ...onPg,
+  ignore: !PG_URL || !!Deno.env.get("AUTHSVC_TEST_POOLER"),
+  fn: async () => {
+    const p = new Pool(parseConnectionString(PG_URL), { max: 2 });
+    try {
+      // Quick statements with a scope: once they are answered nothing is watched (an idle
+      // server does not wake up to look for deadlines; it did every 50 ms before).
+      const quick = { deadline: performance.now() + 60_000, gone: () => false };
+      for (let i = 0; i < 3; i++) {
+        assert.deepEqual(await p.query(`SELECT $1::int AS n`, [i], quick), [{ n: i }]);
+        assert.equal(p.watching, false, "nothing in flight: no timer");
+      }
+      // A statement that outlives its deadline (shorter than stallMs, 100 ms): given up then.
+      const sent = performance.now();
+      const scope = { deadline: sent + 80, gone: () => false };
+      const slow = p.query(`SELECT pg_sleep(600)`, [], scope).then(() => null, (e) => e);
+      assert.equal(p.watching, true, "a statement with a deadline is in flight");
+      const e = await slow;
+      const at = performance.now();
+      assert.ok(e instanceof PgAbortError, String(e));
+      assert.equal(e.code, "DEADLINE");
+      assert.ok(at >= scope.deadline, `given up ${(scope.deadline - at).toFixed(1)} ms early`);
+      // The pool goes on answering; the cancelled connection is retired, and then nothing is
+      // watched again.
+      assert.deepEqual(await p.query(`SELECT 2 AS two`, [], quick), [{ two: 2 }]);
+      await until(
+        "the pool to stop watching",
+        () => Promise.resolve(p.watching ? undefined : true),
+      );
+    } finally {
+      await p.end();
+    }
+  },
+});
