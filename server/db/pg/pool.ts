@@ -25,8 +25,10 @@
  * QueryScope): the pool gives up the queries and waits whose deadline has
  * passed, or whose caller has gone after waiting `stallMs` (asked again every
  * `watchMs` from then on), with a PgAbortError. One timer, set for the
- * earliest such moment and cleared when nothing is in flight, does this: an
- * idle pool, or one whose queries all finish quickly, wakes for none of it; when PostgreSQL is running such a query, a
+ * earliest such moment, does this; when it finds nothing in flight it is not
+ * set again until the next query, so an idle pool wakes for none of it (the
+ * timer is not cleared when a query finishes: a timer set and cleared for
+ * every query cost the event loop more than the wake-ups it saved); when PostgreSQL is running such a query, a
  * CancelRequest stops it, and that connection retires (no new queries, closed
  * once idle) so that a late cancel cannot hit a later statement; a statement
  * of another caller cancelled there anyway is run again once (each has its
@@ -128,7 +130,7 @@ export class Pool {
 
   /**
    * Whether the timer that gives up queries past their deadline (or whose caller went away) is
-   * set: only while a query with a scope is in flight or a caller with one waits.
+   * set: from a query (or a wait) with a scope until the timer finds nothing left to watch.
    */
   get watching(): boolean {
     return this.#watch !== undefined;
@@ -295,13 +297,6 @@ export class Pool {
     this.#watchAt = Infinity;
   }
 
-  /** Clears the watch timer when no query is in flight and nobody waits: nothing to watch. */
-  #unwatchIfIdle(): void {
-    if (this.#watch === undefined || this.#waiting.length > 0) return;
-    for (const c of this.#conns) if (c.inflight > 0 && !c.closed) return;
-    this.#unwatch();
-  }
-
   /**
    * The connection a single statement goes to: the one whose batch is still unsent, else the
    * first connection (in opening order) with fewer than `spillAt` queries in flight, else the
@@ -431,7 +426,6 @@ export class Pool {
         if (c.retired && c.inflight === 0 && !c.reserved && !c.closed) this.#close(c);
         if (this.#waiting.length) this.#drain();
         else if (c.draining && c.inflight === 0) c.draining = false;
-        if (c.inflight === 0) this.#unwatchIfIdle();
       };
       c.onScoped = (sentAt, scope) => this.#watchBy(this.#dueOf(sentAt, scope, sentAt));
       this.#conns.push(c);
