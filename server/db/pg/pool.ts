@@ -26,11 +26,12 @@
  * passed, or whose caller has gone after waiting `stallMs` (asked again every
  * `watchMs` from then on), with a PgAbortError. One timer, set for the
  * earliest such moment, does this; when it finds nothing in flight it is not
- * set again until the next query, so an idle pool wakes for none of it (the
- * timer is not cleared when a query finishes: a timer set and cleared for
- * every query cost the event loop more than the wake-ups it saved); when PostgreSQL is running such a query, a
- * CancelRequest stops it, and that connection retires (no new queries, closed
- * once idle) so that a late cancel cannot hit a later statement; a statement
+ * set again until the next query, so an idle pool wakes for none of it. It is
+ * not cleared when a query finishes: setting and clearing it for every query
+ * cost the event loop more than the wake-ups it saved (bench/README.md). When
+ * PostgreSQL is running a query given up, a CancelRequest stops it, and
+ * that connection retires (no new queries, closed once idle) so that a late
+ * cancel cannot hit a later statement; a statement
  * of another caller cancelled there anyway is run again once (each has its
  * own implicit transaction, rolled back by the cancel).
  *
