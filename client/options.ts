@@ -111,6 +111,8 @@ export interface ClientOptions {
   parUrl?: string;
   /** Device authorization endpoint (RFC 8628); `Client.discover` sets it. */
   deviceAuthorizationUrl?: string;
+  /** Backchannel authentication endpoint (OpenID CIBA); `Client.discover` sets it. */
+  backchannelAuthenticationUrl?: string;
   /** The provider metadata `Client.discover` read. */
   metadata?: Record<string, unknown>;
   /**
