@@ -31,8 +31,15 @@ export {
   introspect,
   type Introspection,
   pushAuthorizationRequest,
+  type PushOptions,
   userinfo,
 } from "./client/oidc/endpoints.ts";
+export {
+  type AuthorizationResponse,
+  type AuthorizationResponseChecks,
+  validateAuthorizationResponse,
+} from "./client/oidc/authorization_response.ts";
+export { authorizationUrlWithRequestObject, requestObject } from "./client/oidc/jar.ts";
 export { createDpop, type Dpop, type DpopOptions } from "./client/oidc/dpop.ts";
 export {
   DEVICE_CODE_GRANT,

@@ -274,7 +274,13 @@ export class AccessToken {
 
   /** Where the token goes for `verb`. */
   placement(verb: string): TokenPlacement {
-    return placementFor(this.options.mode, verb);
+    const placement = placementFor(this.options.mode, verb);
+    if (placement !== "header" && this.client.options.profile === "fapi2") {
+      throw new TypeError(
+        `FAPI 2.0 sends tokens only in the Authorization header, not the ${placement}`,
+      );
+    }
+    return placement;
   }
 
   /**

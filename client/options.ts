@@ -127,6 +127,14 @@ export interface ClientOptions {
    * in place.
    */
   autoRefresh?: boolean;
+  /**
+   * `"fapi2"`: keep the rules the FAPI 2.0 Security Profile sets for clients
+   * (docs/client.md, "FAPI 2.0"): authorization requests only through PAR,
+   * `iss` required in the authorization response, sender-constrained tokens
+   * (DPoP or a TLS client certificate), tokens only in the Authorization
+   * header, and only PS256, ES256 or EdDSA signatures.
+   */
+  profile?: "fapi2";
   /** Called once per automatic refresh with the updated token (persist `token.toHash()`). */
   onRefresh?: (token: AccessToken) => void | Promise<void>;
 }

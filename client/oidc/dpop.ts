@@ -10,6 +10,7 @@
 import type { Middleware } from "../connection.ts";
 import { base64url, utf8 } from "../encoding.ts";
 import { randomJti, signJwt } from "../jwt.ts";
+import { provenWithDpop, resendRebuilt } from "../internal.ts";
 
 /** A DPoP key and its middleware. */
 export interface Dpop {
@@ -96,6 +97,11 @@ export async function createDpop(options: DpopOptions = {}): Promise<Dpop> {
     const fresh = response.headers.get("dpop-nonce");
     if (fresh) nonces.set(origin, fresh);
     if (fresh && await asksForNonce(response)) {
+      if (/(^|&)client_assertion=/.test(await spare.clone().text())) {
+        // a client assertion cannot be replayed: the token request builds a new one
+        resendRebuilt.add(response);
+        return response;
+      }
       await response.body?.cancel();
       response = await send(spare);
       const again = response.headers.get("dpop-nonce");
@@ -111,6 +117,7 @@ export async function createDpop(options: DpopOptions = {}): Promise<Dpop> {
         String(body.token_type).toLowerCase() === "dpop"
       ) bound.add(body.access_token);
     }
+    provenWithDpop.add(response);
     return response;
   };
   return { middleware, publicJwk, thumbprint, proof };

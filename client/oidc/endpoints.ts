@@ -11,6 +11,7 @@ import { internalRequest } from "../internal.ts";
 import type { TokenParams } from "../options.ts";
 import type { OAuthResponse } from "../response.ts";
 import { tokenRequest } from "../token_request.ts";
+import { authorizationParams, requestObject } from "./jar.ts";
 
 function endpoint(client: Client, name: "userinfoUrl" | "introspectionUrl" | "parUrl"): string {
   const url = client.options[name];
@@ -120,9 +121,12 @@ export async function introspect(
  * the user to: the authorization endpoint with only `client_id` and the
  * `request_uri` the provider gave. `params` are those of
  * `client.authCode.authorizeUrl` (`redirect_uri` defaults to the client's
- * `redirectUri`; `response_type` to `code`).
+ * `redirectUri`; `response_type` to `code`); with `options.requestObject`
+ * they travel as a signed request object (RFC 9101). Under the FAPI 2.0
+ * profile, PKCE with S256 and `response_type=code` are required.
  *
  * @throws {OAuthError} when the provider refuses the request
+ * @throws {TypeError} for `client_secret` in `params`, or a request FAPI 2.0 forbids
  *
  * @example
  * ```ts ignore
@@ -138,16 +142,20 @@ export async function introspect(
 export async function pushAuthorizationRequest(
   client: Client,
   params: Record<string, unknown> = {},
+  options: PushOptions = {},
 ): Promise<{ url: string; requestUri: string; expiresIn?: number; response: OAuthResponse }> {
-  if ("client_secret" in params) {
-    throw new TypeError(
-      `pushAuthorizationRequest: client_secret is not an authorization parameter`,
-    );
+  const request = authorizationParams(client, params);
+  if (client.options.profile === "fapi2") {
+    if (request.code_challenge_method !== "S256" || typeof request.code_challenge !== "string") {
+      throw new TypeError(`FAPI 2.0 needs PKCE with code_challenge_method S256`);
+    }
+    if (request.response_type !== "code") {
+      throw new TypeError(`FAPI 2.0 allows only response_type code`);
+    }
   }
-  const wire: TokenParams = { response_type: "code", client_id: client.id, ...params };
-  if (wire.redirect_uri === undefined && client.options.redirectUri) {
-    wire.redirect_uri = client.options.redirectUri;
-  }
+  const wire: TokenParams = options.requestObject
+    ? { client_id: client.id, request: await requestObject(client, request) }
+    : request;
   const res = await tokenRequest(
     client,
     endpoint(client, "parUrl"),
@@ -174,4 +182,10 @@ export async function pushAuthorizationRequest(
     expiresIn: typeof body.expires_in === "number" ? body.expires_in : undefined,
     response: res,
   };
+}
+
+/** Options of {@linkcode pushAuthorizationRequest}. */
+export interface PushOptions {
+  /** Push the parameters as a signed request object (RFC 9101) rather than as form fields. */
+  requestObject?: boolean;
 }
