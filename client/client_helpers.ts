@@ -37,6 +37,9 @@ const SECRET_PARAMS = [
   "code_verifier",
   "assertion",
   "device_code",
+  "auth_req_id",
+  "subject_token",
+  "actor_token",
 ];
 
 /** Secret wire values of a token request (password, code ...), for redaction. */

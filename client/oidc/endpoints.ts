@@ -7,19 +7,10 @@
 import type { AccessToken } from "../access_token.ts";
 import type { Client } from "../client.ts";
 import { OAuthError } from "../error.ts";
-import { internalRequest } from "../internal.ts";
 import type { TokenParams } from "../options.ts";
 import type { OAuthResponse } from "../response.ts";
-import { tokenRequest } from "../token_request.ts";
+import { configuredUrl, postAuthenticated } from "./post.ts";
 import { authorizationParams, requestObject } from "./jar.ts";
-
-function endpoint(client: Client, name: "userinfoUrl" | "introspectionUrl" | "parUrl"): string {
-  const url = client.options[name];
-  if (!url) {
-    throw new TypeError(`the client has no "${name}" (set it, or build it with Client.discover)`);
-  }
-  return url;
-}
 
 /**
  * The UserInfo claims for `token` (a GET with the token). When the token
@@ -36,7 +27,7 @@ function endpoint(client: Client, name: "userinfoUrl" | "introspectionUrl" | "pa
  * ```
  */
 export async function userinfo(token: AccessToken): Promise<Record<string, unknown>> {
-  const res = await token.get(endpoint(token.client, "userinfoUrl"), {
+  const res = await token.get(configuredUrl(token.client, "userinfoUrl"), {
     headers: { accept: "application/json" },
   });
   const claims = res.parsedHash;
@@ -98,13 +89,9 @@ export async function introspect(
   }
   const wire: TokenParams = { ...params, token };
   if (tokenTypeHint) wire.token_type_hint = tokenTypeHint;
-  const res = await tokenRequest(
-    client,
-    endpoint(client, "introspectionUrl"),
-    wire,
-    (v, u, o) => internalRequest(client, v, u, o, [token], true),
-    "post",
-  );
+  const res = await postAuthenticated(client, configuredUrl(client, "introspectionUrl"), wire, [
+    token,
+  ]);
   const body = res.parsedHash;
   if (!body || typeof body.active !== "boolean") {
     throw new OAuthError(res, {
@@ -156,13 +143,7 @@ export async function pushAuthorizationRequest(
   const wire: TokenParams = options.requestObject
     ? { client_id: client.id, request: await requestObject(client, request) }
     : request;
-  const res = await tokenRequest(
-    client,
-    endpoint(client, "parUrl"),
-    wire,
-    (v, u, o) => internalRequest(client, v, u, o, [], true),
-    "post",
-  );
+  const res = await postAuthenticated(client, configuredUrl(client, "parUrl"), wire);
   const body = res.parsedHash;
   if (res.status >= 400 || typeof body?.request_uri !== "string") {
     throw res.error ?? new OAuthError(
