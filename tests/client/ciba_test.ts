@@ -137,7 +137,7 @@ Deno.test("CIBA polling: slow_down adds 5 s, Retry-After is honoured, the docume
 
   const waits: number[] = [];
   const token = await pollBackchannelToken(client, auth, {
-    wait: async (ms) => void waits.push(ms),
+    wait: (ms) => Promise.resolve(void waits.push(ms)),
   });
   assert.equal(token.token, "ciba-at-123456");
   assert.deepEqual(waits, [2000, 7000, 20000, 7000]);
@@ -161,7 +161,7 @@ Deno.test("CIBA: start refuses a request without openid or a hint; expiry ends p
   let polls = 0;
   await assert.rejects(
     pollBackchannelToken(client, { auth_req_id: "r", expires_in: 0 }, {
-      wait: async () => void polls++,
+      wait: () => Promise.resolve(void polls++),
     }),
     (e: unknown) => e instanceof OAuthError && e.code === "expired_token",
   );
