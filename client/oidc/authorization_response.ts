@@ -10,7 +10,16 @@ import { OAuthError } from "../error.ts";
 import { OAuthResponse } from "../response.ts";
 import { verifyProviderJws } from "./provider_jws.ts";
 
-/** What {@linkcode validateAuthorizationResponse} checks the response against. */
+/**
+ * What {@linkcode validateAuthorizationResponse} checks the response against.
+ *
+ * @example
+ * ```ts ignore
+ * import { type AuthorizationResponseChecks, validateAuthorizationResponse } from "@authsvc/oauth2/oidc";
+ * const checks: AuthorizationResponseChecks = { state: saved.state, jarm: true };
+ * await validateAuthorizationResponse(client, callbackUrl, checks);
+ * ```
+ */
 export interface AuthorizationResponseChecks {
   /** The `state` sent on the authorization request; a response with another (or none) is refused. */
   state?: string;
@@ -20,7 +29,16 @@ export interface AuthorizationResponseChecks {
   clockSkew?: number;
 }
 
-/** A validated authorization response. */
+/**
+ * A validated authorization response.
+ *
+ * @example
+ * ```ts ignore
+ * import { type AuthorizationResponse, validateAuthorizationResponse } from "@authsvc/oauth2/oidc";
+ * const res: AuthorizationResponse = await validateAuthorizationResponse(client, callbackUrl, { state });
+ * console.log(res.code, res.iss);
+ * ```
+ */
 export interface AuthorizationResponse {
   /** The authorization code. */
   code: string;

@@ -12,7 +12,15 @@ import { OAuthError } from "../error.ts";
 import { configuredUrl, postAuthenticated } from "./post.ts";
 import { type PollOptions, pollToken } from "./poll.ts";
 
-/** The grant type of CIBA §10.1. */
+/**
+ * The grant type of CIBA §10.1.
+ *
+ * @example
+ * ```ts ignore
+ * import { CIBA_GRANT } from "@authsvc/oauth2/oidc";
+ * console.log(CIBA_GRANT); // "urn:openid:params:grant-type:ciba"
+ * ```
+ */
 export const CIBA_GRANT = "urn:openid:params:grant-type:ciba";
 
 /**

@@ -13,10 +13,27 @@ import { type PollOptions, pollToken } from "./poll.ts";
 
 export type { PollOptions };
 
-/** The grant type of RFC 8628 §3.4. */
+/**
+ * The grant type of RFC 8628 §3.4.
+ *
+ * @example
+ * ```ts ignore
+ * import { DEVICE_CODE_GRANT } from "@authsvc/oauth2/oidc";
+ * console.log(DEVICE_CODE_GRANT); // "urn:ietf:params:oauth:grant-type:device_code"
+ * ```
+ */
 export const DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 
-/** The device authorization response (RFC 8628 §3.2). */
+/**
+ * The device authorization response (RFC 8628 §3.2).
+ *
+ * @example
+ * ```ts ignore
+ * import { type DeviceAuthorization, startDeviceAuthorization } from "@authsvc/oauth2/oidc";
+ * const auth: DeviceAuthorization = await startDeviceAuthorization(client, { scope: "openid" });
+ * console.log(auth.verification_uri_complete ?? auth.verification_uri, auth.user_code);
+ * ```
+ */
 export interface DeviceAuthorization {
   /** The code the device polls with (secret). */
   device_code: string;

@@ -12,7 +12,16 @@ import { base64url, utf8 } from "../encoding.ts";
 import { randomJti, signJwt } from "../jwt.ts";
 import { provenWithDpop, resendRebuilt } from "../internal.ts";
 
-/** A DPoP key and its middleware. */
+/**
+ * A DPoP key and its middleware.
+ *
+ * @example
+ * ```ts ignore
+ * import { createDpop, type Dpop } from "@authsvc/oauth2/oidc";
+ * const dpop: Dpop = await createDpop();
+ * console.log(dpop.thumbprint); // the dpop_jkt of PAR, the cnf.jkt of bound tokens
+ * ```
+ */
 export interface Dpop {
   /** Add to a client: `connectionBuild: (b) => void b.use(dpop.middleware)`. */
   middleware: Middleware;
@@ -24,7 +33,17 @@ export interface Dpop {
   proof(method: string, url: string, accessToken?: string): Promise<string>;
 }
 
-/** Options of {@linkcode createDpop}. */
+/**
+ * Options of {@linkcode createDpop}.
+ *
+ * @example
+ * ```ts ignore
+ * import { createDpop, type DpopOptions } from "@authsvc/oauth2/oidc";
+ * const keyPair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign", "verify"]);
+ * const options: DpopOptions = { keyPair }; // keep one key across restarts (store it non-extractable)
+ * const dpop = await createDpop(options);
+ * ```
+ */
 export interface DpopOptions {
   /** An ES256 key pair to use (default: a new non-extractable one). */
   keyPair?: CryptoKeyPair;

@@ -47,7 +47,16 @@ export async function userinfo(token: AccessToken): Promise<Record<string, unkno
   return claims;
 }
 
-/** What RFC 7662 §2.2 answers: `active`, and for an active token its details. */
+/**
+ * What RFC 7662 §2.2 answers: `active`, and for an active token its details.
+ *
+ * @example
+ * ```ts ignore
+ * import { introspect, type Introspection } from "@authsvc/oauth2/oidc";
+ * const info: Introspection = await introspect(client, token.token, "access_token");
+ * if (info.active) console.log(info.scope, info.exp);
+ * ```
+ */
 export interface Introspection {
   /** Whether the token is active. */
   active: boolean;
@@ -165,7 +174,16 @@ export async function pushAuthorizationRequest(
   };
 }
 
-/** Options of {@linkcode pushAuthorizationRequest}. */
+/**
+ * Options of {@linkcode pushAuthorizationRequest}.
+ *
+ * @example
+ * ```ts ignore
+ * import { pushAuthorizationRequest, type PushOptions } from "@authsvc/oauth2/oidc";
+ * const options: PushOptions = { requestObject: true };
+ * const { url } = await pushAuthorizationRequest(client, { scope: "openid" }, options);
+ * ```
+ */
 export interface PushOptions {
   /** Push the parameters as a signed request object (RFC 9101) rather than as form fields. */
   requestObject?: boolean;

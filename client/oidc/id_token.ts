@@ -14,7 +14,16 @@ import { verifyProviderJws } from "./provider_jws.ts";
 import type { VerifyTokenContext } from "../options.ts";
 import { OAuthResponse } from "../response.ts";
 
-/** Options of {@linkcode validateIdToken} and {@linkcode idTokenVerifier}. */
+/**
+ * Options of {@linkcode validateIdToken} and {@linkcode idTokenVerifier}.
+ *
+ * @example
+ * ```ts ignore
+ * import { idTokenVerifier, type IdTokenOptions } from "@authsvc/oauth2/oidc";
+ * const options: IdTokenOptions = { required: true, clockSkew: 30 };
+ * const verifyToken = idTokenVerifier(options);
+ * ```
+ */
 export interface IdTokenOptions {
   /** The `nonce` sent on the authorization request (then required in the token). */
   nonce?: string;

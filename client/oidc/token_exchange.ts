@@ -8,7 +8,15 @@ import type { AccessToken, AccessTokenOptions } from "../access_token.ts";
 import type { Client } from "../client.ts";
 import { OAuthError } from "../error.ts";
 
-/** The grant type of RFC 8693 §2.1. */
+/**
+ * The grant type of RFC 8693 §2.1.
+ *
+ * @example
+ * ```ts ignore
+ * import { TOKEN_EXCHANGE_GRANT } from "@authsvc/oauth2/oidc";
+ * console.log(TOKEN_EXCHANGE_GRANT); // "urn:ietf:params:oauth:grant-type:token-exchange"
+ * ```
+ */
 export const TOKEN_EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange";
 
 /**
