@@ -36,7 +36,8 @@ export type { AccessTokenOptions, TokenMode, TokenPlacement, TokenTransmission }
  * token response), and for a token response, what `response` is made of
  * (the caller then checks for a missing token itself, with the response).
  */
-let handoff: { key?: string; answer?: [Answer, TokenParams] } | undefined;
+let handoffKey: string | undefined;
+let handoffAnswer: [Answer, TokenParams] | undefined;
 
 /** Whether the inspect hooks are on the prototype (inspect.ts). */
 let hooked = false;
@@ -101,10 +102,9 @@ export class AccessToken {
    * @throws {TypeError} when an argument has the wrong type
    */
   constructor(client: Client, token: string, opts: AccessTokenOptions = {}) {
-    const given = handoff; // first, so that no throw below leaves it set
-    handoff = undefined;
-    const skip = given?.key;
-    this.#answer = given?.answer;
+    const skip = handoffKey; // first, so that no throw below leaves them set
+    this.#answer = handoffAnswer;
+    handoffKey = handoffAnswer = undefined;
     if (typeof client !== "object" || typeof client?.getToken !== "function") {
       throw mistyped("AccessToken", "client", "a Client", client);
     }
@@ -115,13 +115,11 @@ export class AccessToken {
     this.token = token;
     const source: Record<string, unknown> = opts instanceof SnakyHash ? opts.toObject() : opts;
     // The fields the token reads; every other one (but the token's own field) goes to params.
-    const own: Record<string, unknown> = {};
     const params: Record<string, unknown> = {};
     for (const key in source) {
-      if (TOKEN_FIELDS.has(key)) own[key] = source[key];
-      else if (key !== skip) params[key] = source[key];
+      if (!TOKEN_FIELDS.has(key) && key !== skip) params[key] = source[key];
     }
-    const { refresh_token: refresh, mode, header_format: format, param_name: paramName } = own;
+    const { refresh_token: refresh, mode, header_format: format, param_name: paramName } = source;
     if (refresh !== undefined && refresh !== null && refresh !== "") {
       this.refreshToken = String(refresh);
     }
@@ -137,9 +135,9 @@ export class AccessToken {
       }
       if (!config.silenceNoTokensWarning) client.logger.warn("AccessToken has no token");
     }
-    this.expiresIn = toInteger(own.expires_in ?? own.expires);
-    this.expiresLatency = toInteger(own.expires_latency);
-    let at = toEpoch(own.expires_at);
+    this.expiresIn = toInteger(source.expires_in ?? source.expires);
+    this.expiresLatency = toInteger(source.expires_latency);
+    let at = toEpoch(source.expires_at);
     if (at === undefined && this.expiresIn) at = nowSeconds() + this.expiresIn;
     if (at !== undefined && this.expiresLatency) at -= this.expiresLatency;
     this.expiresAt = at;
@@ -154,7 +152,7 @@ export class AccessToken {
       header_format: format ?? "Bearer %s",
       param_name: paramName ?? "access_token",
     };
-    if (own.token_name !== undefined) this.options.token_name = String(own.token_name);
+    if (source.token_name !== undefined) this.options.token_name = String(source.token_name);
     this.params = params;
   }
 
@@ -419,7 +417,8 @@ export function accessTokenFromOwnedHash(
   }
   const token = key === undefined ? "" : fresh[key];
   // The constructor copies every other field into params; it skips the token's.
-  handoff = { key, answer };
+  handoffKey = key;
+  handoffAnswer = answer;
   return new AccessToken(
     client,
     token === undefined || token === null ? "" : String(token),

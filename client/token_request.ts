@@ -51,8 +51,9 @@ export function tokenRequest<T extends { response: globalThis.Response }>(
   }
   const headers: Record<string, string> = {};
   for (const k in extra) headers[k.toLowerCase()] = extra[k];
-  // The client's authentication; the caller's credentials win (as in the gem's Authenticator).
-  const auth: Record<string, string> = {};
+  // The client's authentication; the caller's credentials win (as in the gem's Authenticator),
+  // but for private_key_jwt, whose fields are the client's to set.
+  let auth: Record<string, string> | undefined;
   const { id, secret, options: { authScheme } } = client;
   if (authScheme === "basic_auth") {
     if (!("authorization" in headers)) {
@@ -61,19 +62,23 @@ export function tokenRequest<T extends { response: globalThis.Response }>(
       headers.authorization = basic;
     }
   } else if (authScheme === "private_key_jwt") {
-    auth.client_id = id;
-    auth.client_assertion_type = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+    const own = {
+      client_id: id,
+      client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+    };
+    const skip = new Set([...LIBRARY_KEYS, ...Object.keys(own), "client_assertion"]);
     const attempt = () =>
       import("./client_assertion.ts").then((m) => m.clientAssertion(client, endpoint)).then((
         assertion,
       ) =>
         sendForm(
           params,
-          { ...auth, client_assertion: assertion },
+          { ...own, client_assertion: assertion },
           { ...headers },
           endpoint,
           send,
           method,
+          skip,
         )
       );
     // A fresh assertion when the request must be sent again (a DPoP nonce challenge).
@@ -89,6 +94,7 @@ export function tokenRequest<T extends { response: globalThis.Response }>(
     );
   } else {
     // request_body sends both; tls_client_auth only the id (the certificate authenticates).
+    auth = {};
     if (params.client_id == null) auth.client_id = id;
     if (authScheme === "request_body" && params.client_secret == null) auth.client_secret = secret;
   }
@@ -96,13 +102,15 @@ export function tokenRequest<T extends { response: globalThis.Response }>(
   return sendForm(params, auth, headers, endpoint, send, method);
 }
 
+/** Sends `params` (but the keys in `skip`) and the client's `auth` fields as a form or a query. */
 function sendForm<T extends { response: globalThis.Response }>(
   params: TokenParams,
-  auth: Record<string, string>,
+  auth: Record<string, string> | undefined,
   headers: Record<string, string>,
   endpoint: string,
   send: Send<T>,
   method: TokenMethod,
+  skip: ReadonlySet<string> = LIBRARY_KEYS,
 ): Promise<T> {
   headers.accept ??= "application/json";
   const options: RequestOptions = { headers, signal: params.signal };
@@ -114,7 +122,7 @@ function sendForm<T extends { response: globalThis.Response }>(
   if (query || type !== FORM_TYPE) {
     // The wire parameters as a record: for the query, or a body of the caller's content type.
     const form: Record<string, unknown> = {};
-    for (const k in params) if (!LIBRARY_KEYS.has(k) && params[k] != null) form[k] = params[k];
+    for (const k in params) if (!skip.has(k) && params[k] != null) form[k] = params[k];
     Object.assign(form, auth);
     if (query) {
       options.params = form as RequestOptions["params"];
@@ -122,12 +130,8 @@ function sendForm<T extends { response: globalThis.Response }>(
     }
     options.body = form;
   } else {
-    // The client's authentication replaces the caller's fields of the same name.
-    const skip = Object.keys(auth).some((k) => params[k] != null)
-      ? new Set([...LIBRARY_KEYS, ...Object.keys(auth)])
-      : LIBRARY_KEYS;
     const own = formBody(params, skip);
-    const added = formBody(auth);
+    const added = auth ? formBody(auth) : "";
     options.body = own && added ? `${own}&${added}` : own || added;
   }
   return send("post", endpoint, options);
