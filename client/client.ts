@@ -21,6 +21,8 @@ import { Assertion } from "./strategy/assertion.ts";
 
 export type { ResolvedClientOptions };
 
+const NO_OPTIONS: AccessTokenOptions = /* @__PURE__ */ Object.freeze({});
+
 /**
  * An OAuth 2.0 client of one provider: a {@linkcode BaseClient} with the grant
  * strategies, `AccessToken`s and raw requests.
@@ -67,7 +69,7 @@ export class Client extends BaseClient {
    */
   async getToken(
     params: TokenParams,
-    accessTokenOpts: AccessTokenOptions = {},
+    accessTokenOpts: AccessTokenOptions = NO_OPTIONS,
   ): Promise<AccessToken> {
     if (!isRecord(params)) throw mistyped("getToken", "params", "an object", params);
     if (!accessTokenOpts || typeof accessTokenOpts !== "object") {

@@ -28,6 +28,10 @@ export function mediaType(header: string | null): string | null {
   return type;
 }
 
+function typeOf(response: globalThis.Response, type?: () => string | null): string | null {
+  return type ? type() : mediaType(response.headers.get("content-type"));
+}
+
 /** A parsed body: `hash` for a record (a JSON object, a form); `fresh` when no one else holds it. */
 export interface Raw {
   /** What the parser gave. */
@@ -44,19 +48,19 @@ export interface Raw {
  * runs; else the gem's rules (`automatic` by media type, `json`, `query`,
  * `text`; an unknown name reads JSON).
  *
- * @param type the media type (only read when it decides)
+ * @param type the media type, when the caller has it (else read from `response` when it decides)
  */
 export function parseBody(
   body: string,
   response: globalThis.Response,
   parse: ParseOption | undefined,
-  type: () => string | null,
+  type?: () => string | null,
 ): Raw {
   const mode = parse ?? "automatic";
   if (mode === false) return { data: null };
   let parser = typeof mode === "function" ? mode : undefined;
   if (!parser && PARSERS.size > 0) {
-    const name = mode === "automatic" ? PARSER_TYPES.get(type()!) : mode;
+    const name = mode === "automatic" ? PARSER_TYPES.get(typeOf(response, type)!) : mode;
     parser = typeof name === "string" ? PARSERS.get(name) : undefined;
   }
   if (parser) {
@@ -68,7 +72,7 @@ export function parseBody(
   // Blank: empty or whitespace (a body starting with a visible ASCII character is not copied).
   const c = body.charCodeAt(0);
   if (!(c > 32 && c < 127) && body.trim() === "") return { data: null };
-  const t = mode === "automatic" ? type() : null;
+  const t = mode === "automatic" ? typeOf(response, type) : null;
   const kind = mode !== "automatic"
     ? mode as ParseMode
     : t === "application/x-www-form-urlencoded"

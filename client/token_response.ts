@@ -8,7 +8,7 @@
 import type { BaseClient } from "./base_client.ts";
 import { provenWithDpop, transportOf } from "./internal.ts";
 import type { TokenParams } from "./options.ts";
-import { hashOf, mediaType, parseBody } from "./parse.ts";
+import { hashOf, parseBody } from "./parse.ts";
 import { tokenRequest } from "./token_request.ts";
 import type { Answer } from "./transport.ts";
 
@@ -59,13 +59,7 @@ export function tokenHash(
   params: TokenParams,
 ): Record<string, unknown> | string {
   const { response, text } = answer;
-  let type: string | null | undefined;
-  const raw = parseBody(
-    text,
-    response,
-    params.parse,
-    () => type === undefined ? type = mediaType(response.headers.get("content-type")) : type,
-  );
+  const raw = parseBody(text, response, params.parse);
   const hash = hashOf(raw, params.snaky, true);
   if (response.status >= 400 || (hash && typeof hash.error === "string")) return "";
   return hash ?? "the token response is neither a JSON object nor form-encoded";
