@@ -102,6 +102,8 @@ export type Parsed = SnakyHash | Record<string, unknown> | unknown[] | string | 
 export class OAuthResponse {
   /** HTTP status code. */
   readonly status: number;
+  /** Response headers. */
+  readonly headers: Headers;
   /** The raw body text. */
   readonly body: string;
   /** The raw fetch `Response` (its body already consumed). */
@@ -124,13 +126,9 @@ export class OAuthResponse {
   constructor(response: globalThis.Response, body: string, options: ResponseOptions = {}) {
     this.response = response;
     this.status = response.status;
+    this.headers = response.headers;
     this.body = body;
     this.options = options;
-  }
-
-  /** Response headers. */
-  get headers(): Headers {
-    return this.response.headers;
   }
 
   /**
