@@ -5,10 +5,10 @@
  */
 import type { BaseClient } from "./base_client.ts";
 import { mistyped } from "./config.ts";
-import { base64, formEncode, utf8 } from "./encoding.ts";
+import { base64, utf8 } from "./encoding.ts";
 import type { RequestOptions, TokenMethod, TokenParams, Verb } from "./options.ts";
 import { resendRebuilt } from "./internal.ts";
-import { formBody } from "./url.ts";
+import { formBody, formEncodeValue } from "./url.ts";
 
 /** Sends one request (the client's request with its secrets bound); the answer has the fetch `response`. */
 export type Send<T extends { response: globalThis.Response }> = (
@@ -26,7 +26,7 @@ const basicCache = new WeakMap<BaseClient, string>();
 
 /** The `Authorization` value of RFC 6749 §2.3.1 (id and secret form-encoded first). */
 export function basicAuthorization(id: string, secret: string): string {
-  return `Basic ${base64(utf8(`${formEncode(id)}:${formEncode(secret)}`))}`;
+  return `Basic ${base64(utf8(`${formEncodeValue(id)}:${formEncodeValue(secret)}`))}`;
 }
 
 /**
