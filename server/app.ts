@@ -51,12 +51,9 @@ export interface CreateAppOptions {
   lanes?: boolean;
 }
 
-/** Builds the server. */
-export async function createApp(config: Config, opts: CreateAppOptions = {}): Promise<App> {
-  const log = opts.log ??
-    new Logger(config.log.level, config.log.file ? fileSink(config.log.file) : undefined);
-  const ownDb = !opts.db;
-  const db = opts.db ?? await openDb({
+/** Opens the database `config` names (PostgreSQL or PGlite), its client's warnings to `log`. */
+export function openConfiguredDb(config: Config, log: Logger): Promise<Db> {
+  return openDb({
     url: config.db.url,
     dataDir: config.db.dataDir,
     maxPoolSize: config.db.maxPoolSize,
@@ -65,6 +62,14 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     prefix: config.db.namespace,
     warn: (m) => log.warn(m),
   });
+}
+
+/** Builds the server. */
+export async function createApp(config: Config, opts: CreateAppOptions = {}): Promise<App> {
+  const log = opts.log ??
+    new Logger(config.log.level, config.log.file ? fileSink(config.log.file) : undefined);
+  const ownDb = !opts.db;
+  const db = opts.db ?? await openConfiguredDb(config, log);
   if (opts.migrate !== false) {
     await migrate(db, (m) => log.info(m));
   }
