@@ -22,6 +22,7 @@ import { apiLanes, laneOf } from "./api/lanes.ts";
 import { Observability } from "./observe/observability.ts";
 import { requestObserver } from "./observe/request.ts";
 import { ConsoleFigures } from "./console/figures.ts";
+import { ActivityStore } from "./store/activity.ts";
 import { consoleRoutes } from "./console/routes.ts";
 
 /** A built server: a fetch handler plus its services. */
@@ -128,7 +129,14 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   });
 
   if (config.console.enabled) {
-    const figures = new ConsoleFigures(services.events, services.clock);
+    const figures = new ConsoleFigures(
+      services.events,
+      services.clock,
+      new ActivityStore(services.db),
+      log,
+    );
+    // Runs first at close: the last counts are written while the database is open.
+    services.onClose.push(() => figures.close());
     app.use("*", async (c, next) => {
       await next();
       figures.observe(c.req.method, c.req.path, c.res.status);
