@@ -89,11 +89,6 @@ async function readStdin(): Promise<string> {
 
 /** Signs an admin token with the server's key. */
 async function adminToken(ctx: AdminContext, role: string, ttlSec: number): Promise<string> {
-  if (ctx.generated && !ctx.generated.kept) {
-    throw new StartError(
-      `AUTHSVC_JWT_SECRET is unset and no server has kept one in AUTHSVC_DB_DATA_DIR yet: start the server once (it generates one), or set AUTHSVC_JWT_SECRET`,
-    );
-  }
   const jwt = await JwtService.create(ctx.loaded.config);
   const iat = Math.floor(Date.now() / 1000);
   return await jwt.sign({ role, sub: "", iat, exp: iat + ttlSec });
@@ -113,9 +108,6 @@ interface AdminApi {
  */
 async function openAdminApi(ctx: AdminContext): Promise<AdminApi> {
   const config = ctx.loaded.config;
-  const role = config.jwt.adminRoles.includes("service_role")
-    ? "service_role"
-    : config.jwt.adminRoles[0];
   const health = healthUrl(ctx.env);
   const running = await fetch(health, { signal: AbortSignal.timeout(2000) })
     .then(async (r) => (await r.body?.cancel(), r.status === 200))
@@ -134,7 +126,13 @@ async function openAdminApi(ctx: AdminContext): Promise<AdminApi> {
     fetcher = (r) => app.fetch(r);
     close = () => app.close();
   }
-  const token = await adminToken(ctx, role, 300);
+  // An admin role the admin API takes (AUTHSVC_JWT_ADMIN_ROLES, service_role by default).
+  const roles = config.jwt.adminRoles;
+  const token = await adminToken(
+    ctx,
+    roles.includes("service_role") ? "service_role" : roles[0],
+    300,
+  );
   return {
     close,
     async call(method, path, body) {
@@ -246,6 +244,12 @@ async function token(ctx: AdminContext, args: string[]): Promise<number> {
   const o = options(args, ["--role", "--ttl"]);
   const role = o["--role"] ?? "service_role";
   const ttl = ttlSeconds(o["--ttl"] ?? "1h");
+  if (ctx.generated && !ctx.generated.kept) {
+    // A secret made up now would sign a token no server accepts.
+    throw new StartError(
+      `AUTHSVC_JWT_SECRET is unset and no server has kept one in AUTHSVC_DB_DATA_DIR yet: start the server once (it generates one), or set AUTHSVC_JWT_SECRET`,
+    );
+  }
   const jwt = await adminToken(ctx, role, ttl);
   console.log(jwt);
   const until = new Date(Date.now() + ttl * 1000).toISOString();

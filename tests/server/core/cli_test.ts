@@ -174,15 +174,17 @@ Deno.test("admin create-user through the running server: the operator signs in w
   }
 });
 
-Deno.test("admin create-user and set-role with no server running, on the data directory it will use", async () => {
+Deno.test("admin create-user and set-role on a fresh data directory, before any server ran", async () => {
   const dir = await Deno.makeTempDir({ prefix: "authsvc-admin-" });
   const env = { AUTHSVC_DB_DATA_DIR: dir, AUTHSVC_DB_NAMESPACE: "" };
   try {
     const email = "first-operator@example.com";
+    // No AUTHSVC_JWT_SECRET: the command generates the installation's secret, as a first start would.
+    const unset = ["AUTHSVC_JWT_SECRET"];
     const created = await runServerCommand(
       ["admin", "create-user", "--email", email, "--password-stdin"],
       env,
-      { stdin: "operator-password-1\n" },
+      { stdin: "operator-password-1\n", unset },
     );
     assert.equal(created.code, 0, created.stderr);
     assert.doesNotMatch(created.stdout, /^password:/m, "a given password is not printed");
@@ -190,21 +192,28 @@ Deno.test("admin create-user and set-role with no server running, on the data di
     const role = await runServerCommand(
       ["admin", "set-role", "--email", email, "--role", "supabase_admin"],
       env,
+      { unset },
     );
     assert.equal(role.code, 0, role.stderr);
     assert.match(role.stdout, /now has role supabase_admin/);
     const missing = await runServerCommand(
       ["admin", "set-role", "--email", "nobody@example.com", "--role", "supabase_admin"],
       env,
+      { unset },
     );
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no user has the e-mail nobody@example\.com/);
-    // The server started on that directory lets the operator in.
-    const p = await startServerProcess(env);
+    // The server started on that directory, with the secret kept there, lets the operator in.
+    const secret = (await Deno.readTextFile(`${dir}/jwt_secret`)).trim();
+    const p = await startServerProcess({ ...env, AUTHSVC_JWT_SECRET: secret });
     try {
       const signIn = await passwordGrant(p.url, email, "operator-password-1");
       assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
-      assert.equal((await claimsOf(signIn.body.access_token)).role, "supabase_admin");
+      const { payload } = await jose.jwtVerify(
+        signIn.body.access_token,
+        new TextEncoder().encode(secret),
+      );
+      assert.equal(payload.role, "supabase_admin");
     } finally {
       await p.stop();
     }
