@@ -186,7 +186,7 @@ async function startOnce(
 
   const timeoutMs = opts.readyTimeoutMs ?? 60_000;
   const url = `http://127.0.0.1:${port}`;
-  // The server listens after its migrations; /health also proves the database answers.
+  // The server answers 503 until its migrations are applied; a 200 proves the database answers.
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
