@@ -22,6 +22,7 @@ import { apiLanes, laneOf } from "./api/lanes.ts";
 import { Observability } from "./observe/observability.ts";
 import { requestObserver } from "./observe/request.ts";
 import { ConsoleFigures } from "./console/figures.ts";
+import { ActivityStore } from "./store/activity.ts";
 import { consoleRoutes } from "./console/routes.ts";
 
 /** A built server: a fetch handler plus its services. */
@@ -51,12 +52,9 @@ export interface CreateAppOptions {
   lanes?: boolean;
 }
 
-/** Builds the server. */
-export async function createApp(config: Config, opts: CreateAppOptions = {}): Promise<App> {
-  const log = opts.log ??
-    new Logger(config.log.level, config.log.file ? fileSink(config.log.file) : undefined);
-  const ownDb = !opts.db;
-  const db = opts.db ?? await openDb({
+/** Opens the database `config` names (PostgreSQL or PGlite), its client's warnings to `log`. */
+export function openConfiguredDb(config: Config, log: Logger): Promise<Db> {
+  return openDb({
     url: config.db.url,
     dataDir: config.db.dataDir,
     maxPoolSize: config.db.maxPoolSize,
@@ -65,6 +63,14 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     prefix: config.db.namespace,
     warn: (m) => log.warn(m),
   });
+}
+
+/** Builds the server. */
+export async function createApp(config: Config, opts: CreateAppOptions = {}): Promise<App> {
+  const log = opts.log ??
+    new Logger(config.log.level, config.log.file ? fileSink(config.log.file) : undefined);
+  const ownDb = !opts.db;
+  const db = opts.db ?? await openConfiguredDb(config, log);
   if (opts.migrate !== false) {
     await migrate(db, (m) => log.info(m));
   }
@@ -123,7 +129,14 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   });
 
   if (config.console.enabled) {
-    const figures = new ConsoleFigures(services.events, services.clock);
+    const figures = new ConsoleFigures(
+      services.events,
+      services.clock,
+      new ActivityStore(services.db),
+      log,
+    );
+    // Runs first at close: the last counts are written while the database is open.
+    services.onClose.push(() => figures.close());
     app.use("*", async (c, next) => {
       await next();
       figures.observe(c.req.method, c.req.path, c.res.status);

@@ -7,14 +7,14 @@
  */
 
 /** GoTrue names read without a prefix, mapped to ours. */
-const UNPREFIXED: Record<string, string> = {
+export const UNPREFIXED: Record<string, string> = {
   API_EXTERNAL_URL: "AUTHSVC_API_EXTERNAL_URL",
   DB_NAMESPACE: "AUTHSVC_DB_NAMESPACE",
   REQUEST_ID_HEADER: "AUTHSVC_REQUEST_ID_HEADER",
 };
 
 /** GoTrue names whose counterpart of ours has no prefix. */
-const TO_UNPREFIXED: Record<string, string> = {
+export const TO_UNPREFIXED: Record<string, string> = {
   GOTRUE_LOG_LEVEL: "LOG_LEVEL",
   GOTRUE_PORT: "PORT",
   GOTRUE_DATABASE_URL: "DATABASE_URL",

@@ -163,7 +163,7 @@ export async function consoleRoutes(
     c: Ctx,
     method: string,
     path: string,
-    opts: { token?: string; body?: string; contentType?: string } = {},
+    opts: { token?: string; body?: string; contentType?: string; signIn?: boolean } = {},
   ) => {
     const headers = new Headers();
     for (const h of CALLER_HEADERS) {
@@ -175,7 +175,8 @@ export async function consoleRoutes(
       headers.set("content-type", opts.contentType ?? "application/json");
     }
     const url = new URL(path, new URL(c.req.url).origin);
-    return app.fetch(new Request(url, { method, headers, body: opts.body }), c.env);
+    const env = opts.signIn ? { ...c.env, signInRoles: adminRoles } : c.env;
+    return app.fetch(new Request(url, { method, headers, body: opts.body }), env);
   };
 
   const setSession = (c: Ctx, t: TokenAnswer) => {
@@ -290,12 +291,16 @@ export async function consoleRoutes(
     if (typeof input?.email !== "string" || typeof input?.password !== "string") {
       return fail(c, 400, "validation_failed", "email and password are required");
     }
+    // Only an account of an admin role gets a session (api/token.ts); anyone else gets
+    // 403 not_admin from the grant, counted as a failed attempt, not as a sign-in.
     const res = await self(c, "POST", "/token?grant_type=password", {
       body: JSON.stringify({ email: input.email, password: input.password }),
+      signIn: true,
     });
     if (res.status !== 200) return pass(c, res);
     const t = await res.json() as TokenAnswer;
     if (!adminRoles.includes(String(payloadOf(t.access_token).role))) {
+      // The account's role admits it, its token's (an access-token hook's claims) does not.
       const out = await self(c, "POST", "/logout?scope=local", { token: t.access_token });
       await out.body?.cancel();
       return fail(c, 403, "not_admin", "This account may not use the console");
@@ -373,7 +378,7 @@ export async function consoleRoutes(
 
   app.get("/console/api/figures", async (c) => {
     if (!await operator(c)) return signedOut(c);
-    return c.json({ minutes: figures.lastHour() });
+    return c.json({ minutes: await figures.lastHour() });
   });
 
   app.get("/console/api/inbox", async (c) => {

@@ -30,7 +30,7 @@ import type { Events } from "../auth/events.ts";
 import type { SendLimits } from "../auth/send_limits.ts";
 import type { UserRow } from "../auth/users.ts";
 import type { Logger } from "../observe/log.ts";
-import { DEFAULT_BODIES, htmlToText, render, type TemplateVars } from "./templates.ts";
+import { DEFAULT_BODIES, htmlToText, linksIn, render, type TemplateVars } from "./templates.ts";
 import { AnswerTiming } from "./timing.ts";
 import { templateProblem } from "./go_template.ts";
 
@@ -197,7 +197,7 @@ export class Mailer {
             kind: req.kind,
             to,
             subject: mail.subject,
-            links: [...mail.text.matchAll(/https?:\/\/\S+/g)].map((m) => m[0]),
+            links: linksIn(mail.text),
           });
           this.inbox?.add(
             {
