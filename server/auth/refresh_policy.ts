@@ -1,23 +1,30 @@
 /**
  * The refresh_token grant's rule, as a pure function of what the database
- * holds: given the presented token's row, its session, its user, the token's
- * newest child and the settings, what happens. Sessions.refresh reads the
- * rows (under the session's lock), asks this function, and carries the
+ * holds: given the presented token's row, its session, its user, the live
+ * token it leads to and the settings, what happens. Sessions.refresh reads
+ * the rows (under the session's lock), asks this function, and carries the
  * answer out through the store; nothing here touches the database or a clock.
  *
- * The rule (GoTrue's `internal/api/token_refresh.go`, with the reuse interval
- * of `GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL`):
+ * The rule (GoTrue's `internal/tokens/service.go` RefreshTokenGrant, both its
+ * parent check and its v2 refresh-token algorithm, with the reuse interval of
+ * `GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL`; docs/sessions.md draws it):
  * - an unknown token, or one whose session or user is gone: `not_found`;
  * - a banned user: `banned`; a session past its `not_after`: `expired`;
  * - rotation off: a live token is answered with itself (`keep`), a revoked
  *   one is refused without touching the family (`reused`);
  * - rotation on, live token: `rotate` (revoke it, hand out its child);
- * - rotation on, revoked token: when its newest child is live, is the one
- *   this token derives, and the token was revoked at most the reuse interval
- *   ago, the same child is handed out again (`return_child`: concurrent
- *   refreshes of one token all get one answer); otherwise the token was
- *   stolen or replayed late, and the whole family is revoked
- *   (`revoke_family`).
+ * - rotation on, revoked token that leads to the session's live token (each
+ *   token after it the child its predecessor derives):
+ *   - the live token is its own child: the client never saw that child (the
+ *     answer was lost, or a tab wrote an older session over a newer one), so
+ *     the live token is handed out again at any age (`return_current`);
+ *   - the live token is further down: the token was used at most the reuse
+ *     interval ago (tabs and servers refreshing at once, one of them on a
+ *     slower link) and gets the live token (`return_current`), or longer ago
+ *     and the family is revoked (`revoke_family`): an old token replayed late
+ *     is what a thief holds;
+ * - rotation on, revoked token that leads to no live token (the chain was cut
+ *   by a step-up or ends revoked): `revoke_family`.
  */
 import type { RefreshTokenRow } from "../store/refresh_tokens.ts";
 import type { SessionRow } from "../store/sessions.ts";
@@ -30,10 +37,12 @@ export interface RefreshFacts {
   session: Pick<SessionRow, "not_after"> | null;
   /** The token's user, or null when deleted. */
   user: { banned_until: Date | string | null } | null;
-  /** The newest child of the token (read when the token is revoked and rotation is on). */
-  child: Pick<RefreshTokenRow, "revoked" | "token_hash"> | null;
-  /** SHA-256 (hex) of the child the presented token derives (rotation on). */
-  derivedChildHash: string | null;
+  /**
+   * The session's live token, when the presented (revoked) token leads to it through children
+   * each derived from the one before, and how many exchanges down it is (1: the token's own
+   * child); null when there is none (read when the token is revoked and rotation is on).
+   */
+  current: { generation: number } | null;
   now: Date;
 }
 
@@ -57,14 +66,42 @@ export type RefreshDecision =
   | "rotate"
   /** Live token, rotation off: answer with the same token. */
   | "keep"
-  /** Revoked within the reuse interval, its current child live: hand out that child again. */
-  | "return_child"
-  /** Reuse of an older token or outside the interval: revoke the family, end the session. */
+  /** Revoked, and the session's live token is its child or was reached within the interval. */
+  | "return_current"
+  /** Reuse of an older token outside the interval, or of one that leads nowhere. */
   | "revoke_family"
   /** Rotation off, token revoked: refuse, the family stays. */
   | "reused";
 
 const at = (d: Date | string) => (d instanceof Date ? d : new Date(d)).getTime();
+
+/**
+ * The most exchanges a chain is followed within the reuse interval: a bound on the work one
+ * request can cause, far beyond what clients make in seconds (each exchange is a request under
+ * the token rate limit). A live token further down counts as none.
+ */
+export const MAX_GENERATIONS = 1000;
+
+/**
+ * How far down the chain the live token may be for `token`'s reuse to be answered: up to
+ * MAX_GENERATIONS while the token was used at most the reuse interval ago, one (its own child)
+ * after. Sessions.refresh reads the chain no further than this.
+ */
+export function generationsToRead(
+  token: Pick<RefreshTokenRow, "updated_at">,
+  now: Date,
+  settings: RefreshSettings,
+): number {
+  return withinInterval(token, now, settings) ? MAX_GENERATIONS : 1;
+}
+
+function withinInterval(
+  token: Pick<RefreshTokenRow, "updated_at">,
+  now: Date,
+  settings: RefreshSettings,
+): boolean {
+  return (now.getTime() - at(token.updated_at)) / 1000 <= settings.reuseIntervalSec;
+}
 
 /** Decides what the refresh grant does; see the rule at the top of this file. */
 export function decideRefresh(f: RefreshFacts, settings: RefreshSettings): RefreshDecision {
@@ -74,8 +111,6 @@ export function decideRefresh(f: RefreshFacts, settings: RefreshSettings): Refre
   if (f.session.not_after && at(f.session.not_after) <= now) return "expired";
   if (!settings.rotationEnabled) return f.token.revoked ? "reused" : "keep";
   if (!f.token.revoked) return "rotate";
-  const sameChild = f.child !== null && !f.child.revoked && f.derivedChildHash !== null &&
-    f.child.token_hash === f.derivedChildHash;
-  const ageSec = (now - at(f.token.updated_at)) / 1000;
-  return sameChild && ageSec <= settings.reuseIntervalSec ? "return_child" : "revoke_family";
+  const reach = generationsToRead(f.token, f.now, settings);
+  return f.current !== null && f.current.generation <= reach ? "return_current" : "revoke_family";
 }

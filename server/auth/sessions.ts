@@ -4,30 +4,29 @@
  * Refresh tokens are random strings stamped with their time of issue,
  * stored only under a key made of the stamp and their SHA-256 hash
  * (auth/refresh_token_format.ts). A rotated token's child is derived from the parent token itself
- * (HMAC-SHA256 keyed by a server secret), so exchanging the immediately
- * previous token again within the reuse interval returns the very same child
- * without the server ever storing a token in the clear. What an exchange
- * does is decided by auth/refresh_policy.ts; the SQL is in store/sessions.ts
- * and store/refresh_tokens.ts.
+ * (HMAC-SHA256 keyed by a server secret), so a used token that is exchanged
+ * again gets the session's live token, rebuilt from it through the chain of
+ * children, without the server ever storing a token in the clear. What an
+ * exchange does is decided by auth/refresh_policy.ts; the SQL is in
+ * store/sessions.ts and store/refresh_tokens.ts.
  *
  * Concurrency: an exchange locks the session row (`FOR UPDATE`), in the one
  * statement of its common case (store/refresh_tokens.ts `rotateLive`) or in
  * the transaction of every other case, so every exchange within one token
  * family is serialised, across processes too: the second of two concurrent
  * exchanges of the same token finds it revoked (the statement changes
- * nothing), and the transaction then sees the live child inside the interval
- * and returns that child.
+ * nothing), and the transaction then finds the live child and returns it.
  */
 import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
-import { RefreshTokenStore } from "../store/refresh_tokens.ts";
+import { type RefreshTokenRow, RefreshTokenStore } from "../store/refresh_tokens.ts";
 import { type AmrEntry, type SessionRow, SessionStore } from "../store/sessions.ts";
 import type { Clock } from "./clock.ts";
 import { hmacBase64url, type HmacKey, hmacKey, randomToken } from "./crypto.ts";
 import { refreshTokenKey, stampedRefreshToken, stampOfKey } from "./refresh_token_format.ts";
 import type { JwtService } from "./jwt.ts";
-import { decideRefresh } from "./refresh_policy.ts";
+import { decideRefresh, generationsToRead } from "./refresh_policy.ts";
 import {
   sessionExpiredMessage,
   sessionValidity,
@@ -288,6 +287,36 @@ export class Sessions {
     return stamp === null ? secret : stampedRefreshToken(secret, { stamp });
   }
 
+  /**
+   * The session's live token that revoked token `token` (row `row`) leads to, at most
+   * `generations` exchanges down, each token on the way the child its predecessor derives (its
+   * text rebuilt with the stamp it was issued with): its text and how far down it is; null when
+   * the chain ends in a revoked token, leaves the derived children or goes further.
+   */
+  async #currentFrom(
+    token: string,
+    row: RefreshTokenRow,
+    generations: number,
+    q: Queryable,
+  ): Promise<{ token: string; generation: number } | null> {
+    const chain = await this.#tokens.descendants(row.id, row.session_id, generations, q);
+    let text = token;
+    let parentId = row.id;
+    for (let generation = 1; generation <= generations; generation++) {
+      let next: { text: string; row: RefreshTokenRow } | undefined;
+      for (const c of chain) {
+        if (c.generation !== generation || c.parent_id !== parentId) continue;
+        const child = this.#childOf(text, c.created_at, c.token_hash);
+        if (refreshTokenKey(child) === c.token_hash) next = { text: child, row: c };
+      }
+      if (!next) return null;
+      if (!next.row.revoked) return { token: next.text, generation };
+      text = next.text;
+      parentId = next.row.id;
+    }
+    return null;
+  }
+
   /** Why no tokens were issued: user_banned, user_not_found or session_not_found. */
   async #notIssued(userId: string, q: Queryable, sessionId?: string): Promise<AuthError> {
     const user = await this.users.findById(userId, q);
@@ -446,19 +475,19 @@ export class Sessions {
       const rt = await this.#tokens.findById(found.id, tx);
       const user = rt && await this.users.findById(rt.user_id, tx);
       const now = this.clock.now();
-      // The child this token derives: what rotation hands out, and what a repeated exchange
-      // within the reuse interval must find as the token's current child.
-      const derives = rt !== null && settings.rotationEnabled;
-      const child = rt?.revoked && settings.rotationEnabled
-        ? await this.#tokens.findLatestChild(rt.id, tx)
+      // A live token rotates into the child it derives; a revoked one may lead to the live
+      // token, whose text is rebuilt from this one (auth/refresh_policy.ts decides whether it
+      // is handed out).
+      const current = rt?.revoked && settings.rotationEnabled
+        ? await this.#currentFrom(token, rt, generationsToRead(rt, now, settings), tx)
         : null;
-      // A new child bears the time of this exchange; the child already handed out (a repeat
-      // within the reuse interval) is rebuilt with its own stamp, or without one if it was
-      // issued before tokens had stamps (auth/refresh_token_format.ts).
-      const plain = derives ? this.#childOf(token, now, child?.token_hash) : token;
-      const childHash = derives ? refreshTokenKey(plain) : null;
+      const plain = rt === null || !settings.rotationEnabled
+        ? token
+        : rt.revoked
+        ? current?.token ?? token
+        : this.#childOf(token, now);
       const decision = decideRefresh(
-        { token: rt, session, user, child, derivedChildHash: childHash, now },
+        { token: rt, session, user, current, now },
         settings,
       );
       if (decision !== "not_found" && decision !== "banned" && decision !== "expired") {
@@ -484,10 +513,10 @@ export class Sessions {
           await this.#tokens.revokeFamily(session.id, now, tx);
           return { error: "reused" as const, session, familyRevoked: true };
         case "rotate":
-          await this.#tokens.rotate(rt!, childHash!, now, tx);
+          await this.#tokens.rotate(rt!, refreshTokenKey(plain), now, tx);
           break;
         case "keep":
-        case "return_child":
+        case "return_current":
           break;
       }
       await this.#store.markRefreshed(session.id, now, tx);

@@ -109,7 +109,8 @@ Deno.test("the keys of a session's successive tokens sort in the order they were
 });
 
 Deno.test("a token issued before stamps is still honoured, and its repeat gets the same child", async () => {
-  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  const clock = movableClock();
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" }, { clock });
   try {
     const s = await signUpSession(srv);
     const old = await insertUnstampedToken(srv, s);
@@ -123,7 +124,12 @@ Deno.test("a token issued before stamps is still honoured, and its repeat gets t
     assert.equal(b.body.refresh_token, child);
     const c = await refreshGrant(srv, child);
     assert.equal(c.status, 200, JSON.stringify(c.body));
-    // The unstamped token is now two generations back: its reuse revokes the family.
+    // The unstamped token is now two generations back: within the reuse interval it leads to
+    // the live token (rebuilt through its stamped child), after it its reuse revokes the family.
+    const within = await refreshGrant(srv, old.token);
+    assert.equal(within.status, 200, JSON.stringify(within.body));
+    assert.equal(within.body.refresh_token, c.body.refresh_token);
+    clock.advance(11);
     const late = await refreshGrant(srv, old.token);
     assert.equal(late.status, 400);
     assert.equal(late.body.error_code, "refresh_token_already_used");
