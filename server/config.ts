@@ -508,7 +508,7 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       refreshTokenReuseInterval: r.seconds("SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", {
         default: 10,
         doc:
-          "seconds after its use in which an older refresh token still gets the live one (docs/sessions.md)",
+          "seconds: a used refresh token gets the live one if issued this soon after its use (docs/sessions.md)",
       }),
       refreshTokenStamped: r.bool("SECURITY_REFRESH_TOKEN_STAMPED", {
         default: true,

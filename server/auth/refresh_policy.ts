@@ -5,26 +5,28 @@
  * the rows (under the session's lock), asks this function, and carries the
  * answer out through the store; nothing here touches the database or a clock.
  *
- * The rule (GoTrue's `internal/tokens/service.go` RefreshTokenGrant, both its
- * parent check and its v2 refresh-token algorithm, with the reuse interval of
- * `GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL`; docs/sessions.md draws it):
+ * The rule (docs/sessions.md, "Refresh-token reuse", draws it), with the
+ * reuse interval of `GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL`:
  * - an unknown token, or one whose session or user is gone: `not_found`;
  * - a banned user: `banned`; a session past its `not_after`: `expired`;
  * - rotation off: a live token is answered with itself (`keep`), a revoked
  *   one is refused without touching the family (`reused`);
  * - rotation on, live token: `rotate` (revoke it, hand out its child);
- * - rotation on, revoked token that leads to the session's live token (each
- *   token after it the child its predecessor derives):
- *   - the live token is its own child: the client never saw that child (the
- *     answer was lost, or a tab wrote an older session over a newer one), so
- *     the live token is handed out again at any age (`return_current`);
- *   - the live token is further down: the token was used at most the reuse
- *     interval ago (tabs and servers refreshing at once, one of them on a
- *     slower link) and gets the live token (`return_current`), or longer ago
- *     and the family is revoked (`revoke_family`): an old token replayed late
- *     is what a thief holds;
- * - rotation on, revoked token that leads to no live token (the chain was cut
- *   by a step-up or ends revoked): `revoke_family`.
+ * - rotation on, revoked (used) token that leads to the session's live token
+ *   (each token after it the child its predecessor derives), the live token
+ *   issued at most the reuse interval after the used token's own use: the
+ *   live token is handed out again, at any age (`return_current`). This holds
+ *   GoTrue's two cases (`internal/tokens/service.go`, the parent check and
+ *   the counter of its v2 refresh-token algorithm): the live token's parent,
+ *   whose client never saw its child, at any age (its child was issued at
+ *   the moment of its use), and any used token within the interval of its
+ *   use (tabs and servers refreshing at once). It also holds a token that was
+ *   superseded in one burst of exchanges, all within the interval of its use,
+ *   presented later: what a browser holds after an app server's answer wrote
+ *   an older cookie over the newer one a tab stored meanwhile;
+ * - any other used token, or one that leads to no live token (the chain was
+ *   cut by a step-up or ends revoked), revokes the family (`revoke_family`):
+ *   a token from before the last burst, replayed, is what a thief holds.
  */
 import type { RefreshTokenRow } from "../store/refresh_tokens.ts";
 import type { SessionRow } from "../store/sessions.ts";
@@ -39,10 +41,11 @@ export interface RefreshFacts {
   user: { banned_until: Date | string | null } | null;
   /**
    * The session's live token, when the presented (revoked) token leads to it through children
-   * each derived from the one before, and how many exchanges down it is (1: the token's own
-   * child); null when there is none (read when the token is revoked and rotation is on).
+   * each derived from the one before: when it was issued, and how many exchanges down it is
+   * (1: the token's own child); null when there is none (read when the token is revoked and
+   * rotation is on).
    */
-  current: { generation: number } | null;
+  current: { issued_at: Date | string; generation: number } | null;
   now: Date;
 }
 
@@ -66,9 +69,9 @@ export type RefreshDecision =
   | "rotate"
   /** Live token, rotation off: answer with the same token. */
   | "keep"
-  /** Revoked, and the session's live token is its child or was reached within the interval. */
+  /** Revoked, and the live token was issued within the interval of its use: hand that out. */
   | "return_current"
-  /** Reuse of an older token outside the interval, or of one that leads nowhere. */
+  /** Reuse of a token superseded later than that, or of one that leads nowhere. */
   | "revoke_family"
   /** Rotation off, token revoked: refuse, the family stays. */
   | "reused";
@@ -76,31 +79,21 @@ export type RefreshDecision =
 const at = (d: Date | string) => (d instanceof Date ? d : new Date(d)).getTime();
 
 /**
- * The most exchanges a chain is followed within the reuse interval: a bound on the work one
- * request can cause, far beyond what clients make in seconds (each exchange is a request under
- * the token rate limit). A live token further down counts as none.
+ * The most exchanges a chain is followed: a bound on the work one request can cause, far
+ * beyond what clients make within a reuse interval (each exchange is a request under the token
+ * rate limit). A live token further down counts as none.
  */
 export const MAX_GENERATIONS = 1000;
 
 /**
- * How far down the chain the live token may be for `token`'s reuse to be answered: up to
- * MAX_GENERATIONS while the token was used at most the reuse interval ago, one (its own child)
- * after. Sessions.refresh reads the chain no further than this.
+ * The latest time a live token may have been issued for a reuse of `token` to be answered:
+ * the reuse interval after its use. Sessions.refresh reads the chain no further than this.
  */
-export function generationsToRead(
+export function reuseWindowEnd(
   token: Pick<RefreshTokenRow, "updated_at">,
-  now: Date,
   settings: RefreshSettings,
-): number {
-  return withinInterval(token, now, settings) ? MAX_GENERATIONS : 1;
-}
-
-function withinInterval(
-  token: Pick<RefreshTokenRow, "updated_at">,
-  now: Date,
-  settings: RefreshSettings,
-): boolean {
-  return (now.getTime() - at(token.updated_at)) / 1000 <= settings.reuseIntervalSec;
+): Date {
+  return new Date(at(token.updated_at) + settings.reuseIntervalSec * 1000);
 }
 
 /** Decides what the refresh grant does; see the rule at the top of this file. */
@@ -111,6 +104,9 @@ export function decideRefresh(f: RefreshFacts, settings: RefreshSettings): Refre
   if (f.session.not_after && at(f.session.not_after) <= now) return "expired";
   if (!settings.rotationEnabled) return f.token.revoked ? "reused" : "keep";
   if (!f.token.revoked) return "rotate";
-  const reach = generationsToRead(f.token, f.now, settings);
-  return f.current !== null && f.current.generation <= reach ? "return_current" : "revoke_family";
+  const c = f.current;
+  return c !== null && c.generation <= MAX_GENERATIONS &&
+      at(c.issued_at) <= reuseWindowEnd(f.token, settings).getTime()
+    ? "return_current"
+    : "revoke_family";
 }

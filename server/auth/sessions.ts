@@ -20,13 +20,14 @@
 import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
-import { type RefreshTokenRow, RefreshTokenStore } from "../store/refresh_tokens.ts";
+import { RefreshTokenStore } from "../store/refresh_tokens.ts";
 import { type AmrEntry, type SessionRow, SessionStore } from "../store/sessions.ts";
 import type { Clock } from "./clock.ts";
 import { hmacBase64url, type HmacKey, hmacKey, randomToken } from "./crypto.ts";
 import { refreshTokenKey, stampedRefreshToken, stampOfKey } from "./refresh_token_format.ts";
 import type { JwtService } from "./jwt.ts";
-import { decideRefresh, generationsToRead } from "./refresh_policy.ts";
+import { decideRefresh, MAX_GENERATIONS, reuseWindowEnd } from "./refresh_policy.ts";
+import { liveTokenOf } from "./refresh_chain.ts";
 import {
   sessionExpiredMessage,
   sessionValidity,
@@ -287,36 +288,6 @@ export class Sessions {
     return stamp === null ? secret : stampedRefreshToken(secret, { stamp });
   }
 
-  /**
-   * The session's live token that revoked token `token` (row `row`) leads to, at most
-   * `generations` exchanges down, each token on the way the child its predecessor derives (its
-   * text rebuilt with the stamp it was issued with): its text and how far down it is; null when
-   * the chain ends in a revoked token, leaves the derived children or goes further.
-   */
-  async #currentFrom(
-    token: string,
-    row: RefreshTokenRow,
-    generations: number,
-    q: Queryable,
-  ): Promise<{ token: string; generation: number } | null> {
-    const chain = await this.#tokens.descendants(row.id, row.session_id, generations, q);
-    let text = token;
-    let parentId = row.id;
-    for (let generation = 1; generation <= generations; generation++) {
-      let next: { text: string; row: RefreshTokenRow } | undefined;
-      for (const c of chain) {
-        if (c.generation !== generation || c.parent_id !== parentId) continue;
-        const child = this.#childOf(text, c.created_at, c.token_hash);
-        if (refreshTokenKey(child) === c.token_hash) next = { text: child, row: c };
-      }
-      if (!next) return null;
-      if (!next.row.revoked) return { token: next.text, generation };
-      text = next.text;
-      parentId = next.row.id;
-    }
-    return null;
-  }
-
   /** Why no tokens were issued: user_banned, user_not_found or session_not_found. */
   async #notIssued(userId: string, q: Queryable, sessionId?: string): Promise<AuthError> {
     const user = await this.users.findById(userId, q);
@@ -479,7 +450,18 @@ export class Sessions {
       // token, whose text is rebuilt from this one (auth/refresh_policy.ts decides whether it
       // is handed out).
       const current = rt?.revoked && settings.rotationEnabled
-        ? await this.#currentFrom(token, rt, generationsToRead(rt, now, settings), tx)
+        ? liveTokenOf(
+          token,
+          rt.id,
+          await this.#tokens.descendants(
+            rt.id,
+            rt.session_id,
+            reuseWindowEnd(rt, settings),
+            MAX_GENERATIONS,
+            tx,
+          ),
+          (text, key) => this.#childOf(text, now, key),
+        )
         : null;
       const plain = rt === null || !settings.rotationEnabled
         ? token

@@ -110,7 +110,7 @@ Deno.test("one-statement rotation agrees with the refresh policy in every state"
         token: c.unknown ? null : { revoked: !!c.revoked, updated_at: tok.updated_at },
         session: ses,
         user: u.deleted_at ? null : { banned_until: u.banned_until },
-        current: c.liveChild ? { generation: 1 } : null,
+        current: c.liveChild ? { generation: 1, issued_at: tok.updated_at } : null,
         now,
       }, settings);
       const valid = sessionValidity(limits, { id: tok.session_id, ...ses }, now, tok.updated_at);

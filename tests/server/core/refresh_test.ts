@@ -113,7 +113,7 @@ Deno.test({
       assert.equal(children.size, 1);
       const [child] = children;
 
-      // Used tokens are moved two hours into the past in the shared database, which is what
+      // Two hours pass: every token's times move back in the shared database, which is what
       // both processes read the interval from.
       const age = async () => {
         const aging = await openDb({
@@ -124,8 +124,9 @@ Deno.test({
         });
         try {
           await aging.query(
-            `UPDATE ${aging.t("refresh_tokens")} SET updated_at = updated_at - interval '2 hours'
-             WHERE revoked`,
+            `UPDATE ${aging.t("refresh_tokens")}
+             SET created_at = created_at - interval '2 hours',
+               updated_at = updated_at - interval '2 hours'`,
           );
         } finally {
           await aging.close();
@@ -136,8 +137,8 @@ Deno.test({
       await age();
       const kept = await Promise.all(Array.from({ length: 10 }, (_, i) => exchange(i)));
       for (const r of kept) assert.equal(r.body.refresh_token, child, JSON.stringify(r.body));
-      // Once the child rotated, the parent is two back and used long ago: every answer is an
-      // error, and the family is revoked.
+      // Once the child rotated, two hours after the parent's use, the parent is two back: every
+      // answer is an error, and the family is revoked.
       const next = await post(a.url, "/token?grant_type=refresh_token", { refresh_token: child });
       assert.equal(next.status, 200, JSON.stringify(next.body));
       await age();
