@@ -507,7 +507,8 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       }),
       refreshTokenReuseInterval: r.seconds("SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", {
         default: 10,
-        doc: "seconds in which the previous refresh token may be exchanged again",
+        doc:
+          "seconds: a used refresh token gets the live one if issued this soon after its use (docs/sessions.md)",
       }),
       refreshTokenStamped: r.bool("SECURITY_REFRESH_TOKEN_STAMPED", {
         default: true,
