@@ -11,7 +11,7 @@
 import { parse as parseDotenv } from "../deps.ts";
 import { ConfigReader, type Rate, type SettingDoc } from "./config_reader.ts";
 import { type HooksConfig, readHookSettings } from "./auth/hook_settings.ts";
-import { applyGoTrueAliases } from "./gotrue_aliases.ts";
+import { applyGoTrueAliases, settingOf } from "./gotrue_aliases.ts";
 import { templateProblem } from "./mail/go_template.ts";
 import { PROVIDER_SPECS, type ProviderName, PROVIDERS } from "./providers/specs.ts";
 
@@ -152,7 +152,11 @@ export interface Config {
      * exchange); the implicit flow's link is a 400 (docs/security.md).
      */
     linkIdentityRequirePkce: boolean;
-    sbForwardedForEnabled: boolean;
+    /**
+     * The proxy header the client IP is read from (security/client_ip.ts), lower case; "" when
+     * SECURITY_SB_FORWARDED_FOR_ENABLED is off.
+     */
+    forwardedForHeader: string;
     captcha: {
       enabled: boolean;
       provider: "hcaptcha" | "turnstile";
@@ -533,9 +537,7 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       linkIdentityRequirePkce: r.bool("SECURITY_LINK_IDENTITY_REQUIRE_PKCE", {
         doc: "link identities in the PKCE flow only (refuse implicit-flow links)",
       }),
-      sbForwardedForEnabled: r.bool("SECURITY_SB_FORWARDED_FOR_ENABLED", {
-        doc: "take the client IP from Authsvc-Proxy-Forwarded-For",
-      }),
+      forwardedForHeader: forwardedForHeader(r, from),
       captcha: {
         enabled: r.bool("SECURITY_CAPTCHA_ENABLED", { doc: "require captcha_token" }),
         provider: r.oneOf("SECURITY_CAPTCHA_PROVIDER", ["hcaptcha", "turnstile"] as const, {
@@ -838,6 +840,24 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
 }
 
 /**
+ * The header SECURITY_SB_FORWARDED_FOR_ENABLED trusts: the one of the name it
+ * was set under. Under ours, `Authsvc-Proxy-Forwarded-For`; under GoTrue's
+ * `GOTRUE_SECURITY_SB_FORWARDED_FOR_ENABLED`, GoTrue's `Sb-Forwarded-For`,
+ * the header a proxy in front of GoTrue sets and strips (it passes ours on
+ * from the client untouched). Never a header the operator did not name.
+ */
+function forwardedForHeader(r: ConfigReader, from: Record<string, string>): string {
+  const name = "SECURITY_SB_FORWARDED_FOR_ENABLED";
+  const on = r.bool(name, {
+    doc: "client IP from Authsvc-Proxy-Forwarded-For; under GoTrue's name from Sb-Forwarded-For",
+  });
+  if (!on) return "";
+  return from[r.name(name)] === `GOTRUE_${name}`
+    ? "sb-forwarded-for"
+    : "authsvc-proxy-forwarded-for";
+}
+
+/**
  * JWT secrets published in repositories (this one's former `.env.example`,
  * Supabase's self-hosting example): whoever knows one can sign `service_role`
  * tokens for a server that uses it.
@@ -894,7 +914,9 @@ function deepFreeze<T>(o: T): T {
 
 /**
  * Merges a `.env` file (when present) with the process environment; the
- * environment wins.
+ * environment wins, whatever name it uses: a file's setting is dropped when
+ * the environment sets the same setting under any of its names (ours,
+ * GoTrue's, an alias; gotrue_aliases.ts `settingOf`).
  */
 export async function readEnvironment(envFile = ".env"): Promise<Record<string, string>> {
   let fileVars: Record<string, string> = {};
@@ -903,7 +925,10 @@ export async function readEnvironment(envFile = ".env"): Promise<Record<string, 
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
-  return { ...fileVars, ...Deno.env.toObject() };
+  const env = Deno.env.toObject();
+  const inEnv = new Set(Object.keys(env).map(settingOf));
+  const kept = Object.entries(fileVars).filter(([name]) => !inEnv.has(settingOf(name)));
+  return { ...Object.fromEntries(kept), ...env };
 }
 
 /** Reads `.env` plus environment into a Config; throws ConfigError. */
