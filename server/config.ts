@@ -13,9 +13,11 @@ import { ConfigReader, type Rate, type SettingDoc } from "./config_reader.ts";
 import { type HooksConfig, readHookSettings } from "./auth/hook_settings.ts";
 import { applyGoTrueAliases, settingOf } from "./gotrue_aliases.ts";
 import { templateProblem } from "./mail/go_template.ts";
+import { isPublishedSecret, PUBLISHED_JWT_SECRETS } from "./published_secrets.ts";
 import { PROVIDER_SPECS, type ProviderName, PROVIDERS } from "./providers/specs.ts";
 
 export type { Rate, SettingDoc };
+export { PUBLISHED_JWT_SECRETS };
 
 /** PGlite's data directory (and the generated JWT secret's) when DB_DATA_DIR is unset. */
 export const DEFAULT_DATA_DIR = "./.authsvc/data";
@@ -791,7 +793,7 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
   }
   config.db.namespace = ns ? `${ns}_` : "";
   if (!config.smtp.senderName) config.smtp.senderName = config.smtp.adminEmail;
-  checkJwtSecret(r, config.jwt.secret);
+  checkJwtSecret(r, config.jwt.secret, config.jwt.keys);
   if (config.jwt.keys.length && !config.jwt.keys.some((k) => k.key_ops?.includes("sign"))) {
     r.problem("AUTHSVC_JWT_KEYS: no key has key_ops containing sign");
   }
@@ -857,16 +859,6 @@ function forwardedForHeader(r: ConfigReader, from: Record<string, string>): stri
     : "authsvc-proxy-forwarded-for";
 }
 
-/**
- * JWT secrets published in repositories (this one's former `.env.example`,
- * Supabase's self-hosting example): whoever knows one can sign `service_role`
- * tokens for a server that uses it.
- */
-export const PUBLISHED_JWT_SECRETS: readonly string[] = [
-  "local-development-secret-change-me-0123456789",
-  "super-secret-jwt-token-with-at-least-32-characters-long",
-];
-
 /** Shortest JWT_SECRET accepted (RFC 7518 3.2: an HS256 key of at least 256 bits). */
 export const MIN_JWT_SECRET_BYTES = 32;
 
@@ -883,17 +875,34 @@ function jwtSecret(r: ConfigReader): string {
 }
 
 /**
- * Refuses a published or short JWT_SECRET unless JWT_ALLOW_WEAK_SECRET says
- * this is a development server. The secret itself never appears in a problem.
+ * Refuses a published or short JWT_SECRET, and a symmetric key of JWT_KEYS
+ * that is a published secret, unless JWT_ALLOW_WEAK_SECRET says this is a
+ * development server. The secret itself never appears in a problem.
  */
-function checkJwtSecret(r: ConfigReader, secret: string): void {
+function checkJwtSecret(r: ConfigReader, secret: string, keys: JsonWebKey[]): void {
   const allowWeak = r.bool("JWT_ALLOW_WEAK_SECRET", {
     doc: "development only: accept a published JWT_SECRET or one shorter than 32 bytes",
   });
-  if (!secret || allowWeak) return;
+  if (allowWeak) return;
   const how =
     "unset it to have a random one generated, or set 32+ random bytes (AUTHSVC_JWT_ALLOW_WEAK_SECRET=true accepts it on a development server)";
-  if (PUBLISHED_JWT_SECRETS.includes(secret)) {
+  keys.forEach((k, i) => {
+    if (k.kty !== "oct" || typeof k.k !== "string") return;
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = Uint8Array.from(
+        atob(k.k.replaceAll("-", "+").replaceAll("_", "/")),
+        (ch) => ch.charCodeAt(0),
+      );
+    } catch { /* not base64url: no secret anyone published */ }
+    if (bytes && isPublishedSecret(bytes)) {
+      r.problem(
+        `AUTHSVC_JWT_KEYS: key ${i} (kty oct) is a published example secret, anyone could sign admin tokens with it; set 32+ random bytes (AUTHSVC_JWT_ALLOW_WEAK_SECRET=true accepts it on a development server)`,
+      );
+    }
+  });
+  if (!secret) return;
+  if (isPublishedSecret(secret)) {
     r.problem(
       `AUTHSVC_JWT_SECRET: is a published example secret, anyone could sign admin tokens with it; ${how}`,
     );

@@ -21,6 +21,45 @@ export async function copyEnvExample(dir: string): Promise<void> {
   await Deno.copyFile(new URL(".env.example", ROOT), `${dir}/.env.example`);
 }
 
+function checkoutEnv(env: Record<string, string>): Record<string, string> {
+  const all: Record<string, string> = {};
+  for (const k of ["PATH", "HOME", "DENO_DIR", "TMPDIR", "XDG_CACHE_HOME"]) {
+    const v = Deno.env.get(k);
+    if (v !== undefined) all[k] = v;
+  }
+  return Object.assign(all, env);
+}
+
+function command(dir: string, env: Record<string, string>, args: string[]): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-P=server",
+      "--config",
+      new URL("deno.json", ROOT).pathname,
+      new URL("server/main.ts", ROOT).pathname,
+      ...args,
+    ],
+    cwd: dir,
+    env: checkoutEnv(env),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+/** Runs `server/main.ts <args>` in `dir` to its end (`migrate` reads the whole configuration). */
+export async function runInCheckout(
+  dir: string,
+  env: Record<string, string>,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await command(dir, env, args).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
 /**
  * Starts the server in `dir` and resolves once it logged that it listens. `env` gives the whole
  * environment beyond PATH, HOME, DENO_DIR, TMPDIR and XDG_CACHE_HOME; without a PORT of its own
@@ -36,28 +75,7 @@ export async function startInCheckout(
     given.AUTHSVC_API_HOST = "127.0.0.1";
   }
   const port = given.PORT ?? given.GOTRUE_PORT ?? given.AUTHSVC_API_PORT;
-  const all: Record<string, string> = {};
-  for (const k of ["PATH", "HOME", "DENO_DIR", "TMPDIR", "XDG_CACHE_HOME"]) {
-    const v = Deno.env.get(k);
-    if (v !== undefined) all[k] = v;
-  }
-  Object.assign(all, given);
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-P=server",
-      "--config",
-      new URL("deno.json", ROOT).pathname,
-      new URL("server/main.ts", ROOT).pathname,
-      "serve",
-    ],
-    cwd: dir,
-    env: all,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = command(dir, given, ["serve"]).spawn();
   const stderr = new Response(child.stderr).text();
   const lines: string[] = [];
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
