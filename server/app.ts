@@ -84,7 +84,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   const app = new Hono<AppEnv>();
 
   app.use("*", requestObserver(services, obs));
-  app.use("*", apiCors());
+  app.use("*", apiCors({ exceptConsole: config.console.enabled }));
 
   const maxBody = config.api.maxBodyBytes;
   const tooLarge = () => {

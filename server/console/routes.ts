@@ -11,10 +11,12 @@
  * /magiclink, /resend) made on the operator's behalf with their token, so
  * the admin API's checks and audit entries apply unchanged.
  *
- * Cross-site requests: SameSite=Strict keeps the cookies off them, and every
- * state-changing call must also carry the CSRF cookie's value in the
- * X-CSRF-Token header (double submit) and, when the browser sends Origin,
- * come from this server's own origin.
+ * Cross-origin requests: SameSite=Strict keeps the cookies off cross-site
+ * ones (but not off a sibling subdomain's), the API answers no CORS headers
+ * under /console/ (api/cors.ts), and every call to /console/api/, reads
+ * included, must carry the CSRF cookie's value in the X-CSRF-Token header
+ * (double submit) and, when the browser sends Origin (or a Sec-Fetch-Site
+ * other than same-origin), come from this server's own origin.
  */
 import type { Hono } from "../../deps.ts";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
@@ -236,23 +238,24 @@ export async function consoleRoutes(
     if (c.req.path.startsWith("/console/api/")) c.header("Cache-Control", "no-store");
   });
 
-  // State-changing calls: the CSRF token and, when given, this server's own origin.
+  // Every API call, reads too: the CSRF token and, when given, this server's own origin. A
+  // sibling subdomain is the same site, so SameSite=Strict sends it the cookies; it cannot read
+  // the (host-only) CSRF cookie, and no CORS header lets it read an answer (api/cors.ts).
   app.use("/console/api/*", async (c, next) => {
-    if (c.req.method !== "GET" && c.req.method !== "HEAD") {
-      const cookie = getCookie(c, CSRF) ?? "";
-      const header = c.req.header("x-csrf-token") ?? "";
-      if (!sameString(cookie, header)) {
-        return fail(c, 403, "csrf_failed", "Missing or wrong X-CSRF-Token (reload the console)");
-      }
-      const origin = c.req.header("origin");
-      if (origin !== undefined) {
-        let host = "";
-        try {
-          host = new URL(origin).host;
-        } catch { /* "null" or garbage: refused below */ }
-        if (host !== (c.req.header("host") ?? new URL(c.req.url).host)) {
-          return fail(c, 403, "csrf_failed", "Cross-origin request refused");
-        }
+    const cookie = getCookie(c, CSRF) ?? "";
+    const header = c.req.header("x-csrf-token") ?? "";
+    if (!sameString(cookie, header)) {
+      return fail(c, 403, "csrf_failed", "Missing or wrong X-CSRF-Token (reload the console)");
+    }
+    const origin = c.req.header("origin");
+    const site = c.req.header("sec-fetch-site");
+    if (origin !== undefined || (site !== undefined && site !== "same-origin")) {
+      let host = "";
+      try {
+        host = new URL(origin ?? "").host;
+      } catch { /* "null", garbage or none: refused below */ }
+      if (host !== (c.req.header("host") ?? new URL(c.req.url).host)) {
+        return fail(c, 403, "csrf_failed", "Cross-origin request refused");
       }
     }
     await next();
