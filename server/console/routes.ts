@@ -62,14 +62,16 @@ const FORWARDED: [RegExp, string[]][] = [
 /** Response headers of the API worth passing to the page. */
 const PASSED_HEADERS = ["content-type", "x-total-count", "x-next-cursor", "retry-after"];
 
-/** Request headers passed on to the API: who the caller is, as the server would see them. */
-const CALLER_HEADERS = [
-  "user-agent",
-  "x-forwarded-for",
-  "x-real-ip",
-  "cf-connecting-ip",
-  "sb-forwarded-for",
-];
+/**
+ * Request headers passed on to the API: who the caller is, as the server sees them. Besides the
+ * user agent, only the headers the settings name: the proxy's client-IP header
+ * (SECURITY_SB_FORWARDED_FOR_ENABLED) and RATE_LIMIT_HEADER, so the operator's calls count
+ * against the operator's own limits and carry their address into the audit log.
+ */
+function callerHeaders(config: Services["config"]): string[] {
+  const names = ["user-agent", config.security.forwardedForHeader, config.rateLimit.header];
+  return [...new Set(names.filter(Boolean).map((h) => h.toLowerCase()))];
+}
 
 async function loadAssets(): Promise<Map<string, Uint8Array>> {
   const out = new Map<string, Uint8Array>();
@@ -159,6 +161,7 @@ export async function consoleRoutes(
   if (!s.config.console.enabled) return;
   const assets = await loadAssets();
   const adminRoles = s.config.jwt.adminRoles;
+  const passOn = callerHeaders(s.config);
 
   /** A request to this server's own API, as the caller of `c`. */
   const self = (
@@ -168,7 +171,7 @@ export async function consoleRoutes(
     opts: { token?: string; body?: string; contentType?: string } = {},
   ) => {
     const headers = new Headers();
-    for (const h of CALLER_HEADERS) {
+    for (const h of passOn) {
       const v = c.req.header(h);
       if (v) headers.set(h, v);
     }
