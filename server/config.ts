@@ -209,6 +209,8 @@ export interface Config {
     templates: Record<MailKind, string>;
     notifications: Record<NotificationKind, boolean>;
     templateTimeoutSec: number;
+    /** Development only: with SMTP_HOST unset, the log line of a mail carries its links. */
+    logLinks: boolean;
   };
   sms: {
     autoconfirm: boolean;
@@ -641,6 +643,10 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       templateTimeoutSec: r.seconds("MAILER_TEMPLATE_TIMEOUT", {
         default: 10,
         doc: "template fetch timeout",
+      }),
+      logLinks: r.bool("MAILER_LOG_LINKS", {
+        doc:
+          "development only: with SMTP_HOST unset, write each mail's links (credentials) to the log",
       }),
     },
     sms: {
