@@ -21,6 +21,7 @@
 import type { Hono } from "../../deps.ts";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { AppEnv, Ctx } from "../api/context.ts";
+import { bodyReadFailure, readBody } from "../api/input.ts";
 import type { Services } from "../services.ts";
 import type { ConsoleFigures } from "./figures.ts";
 
@@ -168,7 +169,7 @@ export async function consoleRoutes(
     c: Ctx,
     method: string,
     path: string,
-    opts: { token?: string; body?: string; contentType?: string } = {},
+    opts: { token?: string; body?: string | Uint8Array<ArrayBuffer>; contentType?: string } = {},
   ) => {
     const headers = new Headers();
     for (const h of passOn) {
@@ -287,13 +288,8 @@ export async function consoleRoutes(
   });
 
   app.post("/console/api/login", async (c) => {
-    let input: { email?: unknown; password?: unknown };
-    try {
-      input = await c.req.json();
-    } catch {
-      return fail(c, 400, "bad_json", 'Send {"email": ..., "password": ...} as JSON');
-    }
-    if (typeof input?.email !== "string" || typeof input?.password !== "string") {
+    const input = await readBody(c);
+    if (typeof input.email !== "string" || typeof input.password !== "string") {
       return fail(c, 400, "validation_failed", "email and password are required");
     }
     const res = await self(c, "POST", "/token?grant_type=password", {
@@ -328,7 +324,7 @@ export async function consoleRoutes(
   app.post("/console/api/mfa/challenge", async (c) => {
     const token = pendingToken(c);
     if (!token) return signedOut(c);
-    const { factor_id } = await c.req.json().catch(() => ({})) as { factor_id?: unknown };
+    const { factor_id } = await readBody(c);
     if (typeof factor_id !== "string" || !/^[0-9a-f-]{36}$/.test(factor_id)) {
       return fail(c, 400, "validation_failed", "factor_id must be a factor's id");
     }
@@ -339,8 +335,7 @@ export async function consoleRoutes(
   app.post("/console/api/mfa/verify", async (c) => {
     const token = pendingToken(c);
     if (!token) return signedOut(c);
-    const input = await c.req.json().catch(() => ({})) as Record<string, unknown>;
-    const { factor_id, challenge_id, code } = input;
+    const { factor_id, challenge_id, code } = await readBody(c);
     if (
       typeof factor_id !== "string" || !/^[0-9a-f-]{36}$/.test(factor_id) ||
       typeof challenge_id !== "string" || typeof code !== "string"
@@ -401,7 +396,16 @@ export async function consoleRoutes(
     }
     const token = await accessToken(c);
     if (!token) return signedOut(c);
-    const body = c.req.method === "GET" || c.req.method === "HEAD" ? undefined : await c.req.text();
+    // The bytes as sent: the API refuses what it refuses (invalid UTF-8, NUL, a non-object),
+    // where decoding here would have turned invalid UTF-8 into U+FFFD first.
+    let body: Uint8Array<ArrayBuffer> | undefined;
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+      try {
+        body = new Uint8Array(await c.req.arrayBuffer());
+      } catch (e) {
+        throw bodyReadFailure(e);
+      }
+    }
     const res = await self(c, c.req.method, `/${rest}${url.search}`, { token, body });
     return pass(c, res, PASSED_HEADERS);
   });
