@@ -24,12 +24,12 @@ import type { AppEnv, Ctx } from "../api/context.ts";
 import { bodyReadFailure, readBody } from "../api/input.ts";
 import type { Services } from "../services.ts";
 import type { ConsoleFigures } from "./figures.ts";
+import { cookieOpts, fail, pass, payloadOf, randomToken, sameString, tokenOf } from "./http.ts";
 
 const AT = "authsvc_console_at";
 const RT = "authsvc_console_rt";
 const MFA = "authsvc_console_mfa";
 const CSRF = "authsvc_console_csrf";
-const PATH = "/console/";
 
 /** The policy of every console response: nothing but this server's own files. */
 export const CONSOLE_CSP = [
@@ -82,63 +82,6 @@ async function loadAssets(): Promise<Map<string, Uint8Array>> {
   return out;
 }
 
-function isLocalHost(c: Ctx): boolean {
-  const host = (c.req.header("host") ?? new URL(c.req.url).host).toLowerCase();
-  const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0];
-  return name === "localhost" || name.endsWith(".localhost") || name === "[::1]" ||
-    /^127\.\d+\.\d+\.\d+$/.test(name);
-}
-
-function cookieOpts(c: Ctx, maxAge?: number) {
-  return {
-    path: PATH,
-    httpOnly: true,
-    secure: !isLocalHost(c),
-    sameSite: "Strict" as const,
-    ...(maxAge ? { maxAge } : {}),
-  };
-}
-
-function randomToken(): string {
-  const b = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...b)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-/** The payload of a JWT the server itself issued (only read, never trusted for access). */
-function payloadOf(jwt: string): Record<string, unknown> {
-  try {
-    const part = jwt.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
-    return JSON.parse(atob(part));
-  } catch {
-    return {};
-  }
-}
-
-function fail(c: Ctx, status: number, errorCode: string, msg: string): Response {
-  return c.json({ code: status, error_code: errorCode, msg }, status as 400);
-}
-
-/** The API's answer as the console's, keeping the cookies `c` set; only `names` headers pass. */
-async function pass(
-  c: Ctx,
-  res: Response,
-  names = ["content-type", "retry-after"],
-): Promise<Response> {
-  const headers: Record<string, string> = {};
-  for (const h of names) {
-    const v = res.headers.get(h);
-    if (v) headers[h] = v;
-  }
-  return c.body(await res.arrayBuffer(), res.status as 200, headers);
-}
-
-function sameString(a: string, b: string): boolean {
-  if (a.length !== b.length || !a) return false;
-  let d = 0;
-  for (let i = 0; i < a.length; i++) d |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return d === 0;
-}
-
 interface TokenAnswer {
   access_token: string;
   refresh_token: string;
@@ -152,6 +95,28 @@ interface Factor {
   friendly_name?: string;
   status: string;
 }
+
+/**
+ * The console's routes: method, path and handler, registered in this order
+ * (after the middleware of every console response). The fuzz suite has an
+ * entry for each row (tests/fuzz/console_routes.ts; tests/fuzz/fuzz_test.ts
+ * fails on a row without one).
+ */
+export const CONSOLE_ROUTES = [
+  ["GET", "/console", "toPage"],
+  ["GET", "/console/", "page"],
+  ["GET", "/console/assets/:name", "asset"],
+  ["POST", "/console/api/login", "login"],
+  ["POST", "/console/api/mfa/challenge", "mfaChallenge"],
+  ["POST", "/console/api/mfa/verify", "mfaVerify"],
+  ["POST", "/console/api/logout", "logout"],
+  ["GET", "/console/api/me", "me"],
+  ["GET", "/console/api/figures", "activity"],
+  ["GET", "/console/api/inbox", "inbox"],
+  ["ALL", "/console/api/gotrue/*", "forward"],
+] as const;
+
+type ConsoleHandler = typeof CONSOLE_ROUTES[number][2];
 
 /** Registers the console's routes when it is enabled. */
 export async function consoleRoutes(
@@ -196,10 +161,10 @@ export async function consoleRoutes(
 
   /** The operator's access token, refreshed when it has (nearly) expired; null when signed out. */
   const accessToken = async (c: Ctx): Promise<string | null> => {
-    const at = getCookie(c, AT);
+    const at = tokenOf(getCookie(c, AT));
     const exp = at ? Number(payloadOf(at).exp) : 0;
     if (at && exp * 1000 - 10_000 > s.clock.now().getTime()) return at;
-    const rt = getCookie(c, RT);
+    const rt = tokenOf(getCookie(c, RT));
     if (!rt) return null;
     const res = await self(c, "POST", "/token?grant_type=refresh_token", {
       body: JSON.stringify({ refresh_token: rt }),
@@ -274,20 +239,19 @@ export async function consoleRoutes(
       "cache-control": "no-store",
     });
   };
-  app.get("/console", (c) => c.redirect("/console/", 301));
-  app.get("/console/", page);
+  const toPage = (c: Ctx) => c.redirect("/console/", 301);
 
-  app.get("/console/assets/:name", (c) => {
-    const name = c.req.param("name");
+  const asset = (c: Ctx) => {
+    const name = c.req.param("name") ?? "";
     const body = Object.hasOwn(ASSET_TYPES, name) ? assets.get(name) : undefined;
     if (!body || name === "index.html") return fail(c, 404, "not_found", "No such console file");
     return c.body(body.slice(), 200, {
       "content-type": ASSET_TYPES[name],
       "cache-control": "no-cache",
     });
-  });
+  };
 
-  app.post("/console/api/login", async (c) => {
+  const login = async (c: Ctx) => {
     const input = await readBody(c);
     if (typeof input.email !== "string" || typeof input.password !== "string") {
       return fail(c, 400, "validation_failed", "email and password are required");
@@ -317,11 +281,11 @@ export async function consoleRoutes(
     }
     setSession(c, t);
     return c.json({ mfa_required: false, user: { id: t.user?.id, email: t.user?.email } });
-  });
+  };
 
-  const pendingToken = (c: Ctx) => (getCookie(c, MFA) ?? "").split(" ")[0];
+  const pendingToken = (c: Ctx) => tokenOf((getCookie(c, MFA) ?? "").split(" ")[0]);
 
-  app.post("/console/api/mfa/challenge", async (c) => {
+  const mfaChallenge = async (c: Ctx) => {
     const token = pendingToken(c);
     if (!token) return signedOut(c);
     const { factor_id } = await readBody(c);
@@ -330,9 +294,9 @@ export async function consoleRoutes(
     }
     const res = await self(c, "POST", `/factors/${factor_id}/challenge`, { token, body: "{}" });
     return pass(c, res);
-  });
+  };
 
-  app.post("/console/api/mfa/verify", async (c) => {
+  const mfaVerify = async (c: Ctx) => {
     const token = pendingToken(c);
     if (!token) return signedOut(c);
     const { factor_id, challenge_id, code } = await readBody(c);
@@ -350,9 +314,9 @@ export async function consoleRoutes(
     const t = await res.json() as TokenAnswer;
     setSession(c, t);
     return c.json({ mfa_required: false, user: { id: t.user?.id, email: t.user?.email } });
-  });
+  };
 
-  app.post("/console/api/logout", async (c) => {
+  const logout = async (c: Ctx) => {
     const token = await accessToken(c);
     if (token) {
       const res = await self(c, "POST", "/logout?scope=local", { token });
@@ -360,9 +324,9 @@ export async function consoleRoutes(
     }
     endSession(c);
     return c.json({});
-  });
+  };
 
-  app.get("/console/api/me", async (c) => {
+  const me = async (c: Ctx) => {
     const op = await operator(c);
     if (!op) return signedOut(c);
     return c.json({
@@ -370,24 +334,24 @@ export async function consoleRoutes(
       email: op.user?.email,
       inbox: s.mailer.inbox !== null,
     });
-  });
+  };
 
-  app.get("/console/api/figures", async (c) => {
+  const activity = async (c: Ctx) => {
     if (!await operator(c)) return signedOut(c);
     return c.json({ minutes: figures.lastHour() });
-  });
+  };
 
-  app.get("/console/api/inbox", async (c) => {
+  const inbox = async (c: Ctx) => {
     if (!await operator(c)) return signedOut(c);
-    const inbox = s.mailer.inbox;
-    if (!inbox) {
+    const mails = s.mailer.inbox;
+    if (!mails) {
       return fail(c, 404, "not_found", "The development inbox exists only when SMTP_HOST is unset");
     }
-    return c.json({ mails: inbox.list() });
-  });
+    return c.json({ mails: mails.list() });
+  };
 
   // The API, on the operator's behalf.
-  app.all("/console/api/gotrue/*", async (c) => {
+  const forward = async (c: Ctx) => {
     const url = new URL(c.req.url);
     const rest = url.pathname.slice("/console/api/gotrue/".length);
     const rule = FORWARDED.find(([re]) => re.test(rest));
@@ -408,5 +372,23 @@ export async function consoleRoutes(
     }
     const res = await self(c, c.req.method, `/${rest}${url.search}`, { token, body });
     return pass(c, res, PASSED_HEADERS);
-  });
+  };
+
+  const handlers: Record<ConsoleHandler, (c: Ctx) => Response | Promise<Response>> = {
+    toPage,
+    page,
+    asset,
+    login,
+    mfaChallenge,
+    mfaVerify,
+    logout,
+    me,
+    activity,
+    inbox,
+    forward,
+  };
+  for (const [method, path, name] of CONSOLE_ROUTES) {
+    if (method === "ALL") app.all(path, handlers[name]);
+    else app.on(method, path, handlers[name]);
+  }
 }
