@@ -7,14 +7,22 @@
  *
  * - the claims that identify someone (the provider's user id, the issuer,
  *   every e-mail address) are refused with a ProviderError naming the claim:
- *   cleaning them could make two identities, or two addresses, one;
+ *   cleaning them could make two identities, or two addresses, one. An
+ *   e-mail address is also refused with a control or format character (a
+ *   bidi mark makes one address look like another, as api/input.ts
+ *   `checkEmail` refuses them) and kept in the canonical form every lookup
+ *   compares (auth/users.ts `normalizeEmail`: trimmed, lower case, NFC);
  * - the claims that only describe (name, picture, user name, custom claims,
  *   their member names too) are cleaned: NUL characters dropped, lone
  *   surrogates replaced by U+FFFD (a provider that cut a name inside an emoji
  *   still signs its user in);
  * - provider tokens kept for the PKCE exchange are refused like identifiers.
  */
+import { normalizeEmail } from "../auth/users.ts";
 import { ProviderError, type ProviderUser } from "./types.ts";
+
+/** Control (Cc) and format (Cf: bidi and zero-width marks) characters. */
+const INVISIBLE = /[\p{Cc}\p{Cf}]/u;
 
 /** Why a string cannot be stored as it is, or undefined. */
 function unstorable(v: string): string | undefined {
@@ -53,11 +61,18 @@ export function checkIdentifier(what: string, v: string | undefined): void {
 export function storableUser(u: ProviderUser): ProviderUser {
   checkIdentifier("user id (sub)", u.id);
   checkIdentifier("issuer (iss)", u.issuer);
-  for (const e of u.emails) checkIdentifier("e-mail address", e.email);
+  for (const e of u.emails) {
+    checkIdentifier("e-mail address", e.email);
+    if (INVISIBLE.test(e.email)) {
+      throw new ProviderError(
+        "the provider's e-mail address contains a control or format character",
+      );
+    }
+  }
   const opt = (v: string | undefined) => v === undefined ? undefined : clean(v);
   return {
     ...u,
-    emails: u.emails.map((e) => ({ ...e })),
+    emails: u.emails.map((e) => ({ ...e, email: normalizeEmail(e.email) })),
     name: opt(u.name),
     avatarUrl: opt(u.avatarUrl),
     userName: opt(u.userName),

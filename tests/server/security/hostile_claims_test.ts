@@ -77,7 +77,27 @@ Deno.test("NUL and lone surrogates in an ID token's claims (grant_type=id_token)
         }
       }
     }
+    // Found by the fuzz (tests/fuzz/claims.ts): controls and bidi marks in an address.
+    for (const bad of ["\u202e", "\u0007", "\u200b", "\t"]) {
+      const address = `x${bad}y-${crypto.randomUUID().slice(0, 6)}@example.com`;
+      const r = await idTokenGrant(
+        srv,
+        "keycloak",
+        await iss.sign(claims(providers.keycloak, { email: address })),
+      );
+      assert.equal(r.status, 400, `email ${JSON.stringify(bad)}: ${JSON.stringify(r.body)}`);
+      assert.match(r.body.msg, /control or format character/);
+    }
     assert.equal(await userCount(srv), before, "no user was created");
+    // An address in another form than the canonical one is stored canonical (NFC, lower case).
+    const nfd = `Jose\u0301-${crypto.randomUUID().slice(0, 6)}@Example.org`;
+    const canonical = await idTokenGrant(
+      srv,
+      "google",
+      await iss.sign(claims(providers.google, { email: nfd })),
+    );
+    assert.equal(canonical.status, 200, JSON.stringify(canonical.body));
+    assert.equal(canonical.body.user.email, nfd.normalize("NFC").toLowerCase());
 
     // Describing claims: cleaned, the person signs in.
     for (const [provider, issuer] of Object.entries(providers)) {
