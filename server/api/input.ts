@@ -88,6 +88,8 @@ export function checkQuery(url: string): void {
   }
 }
 
+const ABANDONED = "The client closed the connection while sending the request body";
+
 /**
  * The client closed the connection while its body was being read: nobody will read an answer
  * and nothing went wrong here. app.ts answers it 499 and logs it at debug level, never as an
@@ -95,7 +97,7 @@ export function checkQuery(url: string): void {
  */
 export class BodyAbandonedError extends Error {
   constructor(options?: ErrorOptions) {
-    super("The client closed the connection while sending the request body", options);
+    super(ABANDONED, options);
     this.name = "BodyAbandonedError";
   }
 }
