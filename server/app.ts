@@ -16,7 +16,7 @@ import { HashAbandonedError } from "./auth/passwords.ts";
 import type { AppEnv } from "./api/context.ts";
 import { ApiError, AuthError, errorResponse, statusOf } from "./api/errors.ts";
 import { apiCors } from "./api/cors.ts";
-import { checkQuery } from "./api/input.ts";
+import { BodyAbandonedError, bodyReadFailure, checkQuery } from "./api/input.ts";
 import { registerRoutes } from "./api/routes.ts";
 import { apiLanes, laneOf } from "./api/lanes.ts";
 import { Observability } from "./observe/observability.ts";
@@ -90,7 +90,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   const app = new Hono<AppEnv>();
 
   app.use("*", requestObserver(services, obs));
-  app.use("*", apiCors());
+  app.use("*", apiCors({ exceptConsole: config.console.enabled }));
 
   const maxBody = config.api.maxBodyBytes;
   const tooLarge = () => {
@@ -122,9 +122,15 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
       checkQuery(c.req.url);
       return next();
     }
+    // bodyLimit reads a chunked body whole before the route: a connection that goes away
+    // meanwhile fails that read (and only that: `reached` tells the route's own errors apart).
+    let reached = false;
     return limitBody(c, () => {
+      reached = true;
       checkQuery(c.req.url);
       return next();
+    }).catch((e) => {
+      throw reached ? e : bodyReadFailure(e);
     });
   });
 
@@ -165,9 +171,10 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
       }
       return errorResponse(err, requestId);
     }
-    if (err instanceof HashAbandonedError) {
-      // The client closed the connection before its password was hashed (auth/passwords.ts):
-      // nobody reads this answer; the access log shows 499, nginx's "client closed request".
+    if (err instanceof HashAbandonedError || err instanceof BodyAbandonedError) {
+      // The client closed the connection before its password was hashed (auth/passwords.ts), or
+      // while it sent its body (api/input.ts): nobody reads this answer, and nothing went wrong
+      // here; the access log shows 499, nginx's "client closed request".
       log.debug("request abandoned by its client", { request_id: requestId, route });
       return new Response(null, { status: 499 });
     }

@@ -28,7 +28,7 @@ export class Client {
   async fetch(path: string, init: RequestInit & { csrf?: boolean } = {}) {
     const headers = new Headers(init.headers);
     headers.set("cookie", [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; "));
-    if (init.csrf !== false && init.method && init.method !== "GET") {
+    if (init.csrf !== false) {
       headers.set("x-csrf-token", this.cookies.get("authsvc_console_csrf") ?? "");
     }
     const res = await this.srv.fetch(path, { ...init, headers });

@@ -1,7 +1,8 @@
 /**
  * The operators' console over HTTP (docs/console.md): off by default, the
  * headers that keep it safe, sign-in limited to admin roles, cookies only,
- * CSRF on every state-changing call, and the development inbox only where
+ * CSRF on every call (tests/server/security/console_cross_origin_test.ts
+ * attacks the reads), and the development inbox only where
  * SMTP_HOST is unset. tests/server/console/browser_test.ts drives the pages.
  */
 import assert from "node:assert/strict";
@@ -146,6 +147,7 @@ Deno.test("console: page headers, cookie flags, CSRF and admin-only sign-in", as
     assert.equal((await op.json("/console/api/logout", "POST", {})).status, 200);
     const replay = new Client(srv);
     replay.cookies.set("authsvc_console_at", oldAt);
+    replay.cookies.set("authsvc_console_csrf", op.cookies.get("authsvc_console_csrf")!);
     assert.equal((await replay.json("/console/api/me")).status, 401);
   } finally {
     await srv.close();
