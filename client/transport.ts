@@ -217,22 +217,14 @@ export class Transport {
         secrets,
         this.filter,
       );
-      if (
-        !REDIRECTS.has(response.status) ||
-        await import("./redirect.ts").then((m) =>
-          m.nextHop(
-            hop,
-            response,
-            text,
-            credentialBody,
-            (k) => this.#isCredentialHeader(k, opts),
-            secrets,
-          )
-        )
-      ) {
-        answer.secrets = secrets;
-        return answer;
+      if (REDIRECTS.has(response.status)) {
+        // The rules of the next hop load with the first redirect (redirect.ts).
+        const { nextHop } = await import("./redirect.ts");
+        const isCredential = (name: string) => this.#isCredentialHeader(name, opts);
+        if (!nextHop(hop, response, text, credentialBody, isCredential, secrets)) continue;
       }
+      answer.secrets = secrets;
+      return answer;
     }
   }
 }
