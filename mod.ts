@@ -4,6 +4,8 @@
  *
  * - {@linkcode Client}: endpoints, client authentication (`basic_auth`,
  *   `request_body`, `private_key_jwt`, `tls_client_auth`), raw requests;
+ *   {@linkcode BaseClient}, its base class, for the smallest bundle: token
+ *   requests answered with the token response itself;
  * - grant strategies: `client.authCode` (with {@linkcode generatePkce}),
  *   `client.implicit`, `client.password`, `client.clientCredentials`,
  *   `client.assertion`, and `client.getToken` for any grant;
@@ -24,6 +26,7 @@
  * @module
  */
 export { Client, type ResolvedClientOptions } from "./client/client.ts";
+export { BaseClient, type TokenResponse } from "./client/base_client.ts";
 export type {
   AuthScheme,
   ClientOptions,
@@ -62,7 +65,7 @@ export { type HashHook, Serializer, type ValueHook } from "./client/serializer.t
 export { config, configure, type OAuth2Config } from "./client/config.ts";
 export { redact } from "./client/redact.ts";
 export { generatePkce, type Pkce } from "./client/pkce.ts";
-export { type Jwk, type SigningKeyInput, SUPPORTED_ALGORITHMS } from "./client/jwt.ts";
+export { type Jwk, type SigningKeyInput, SUPPORTED_ALGORITHMS } from "./client/signing_keys.ts";
 export {
   AuthCode,
   type AuthCodeTokenParams,

@@ -4,21 +4,23 @@
  * @module
  */
 import type { Client } from "./client.ts";
-import { config, typeName } from "./config.ts";
+import { config, isRecord, mistyped } from "./config.ts";
+import { inspectAs } from "./inspect.ts";
 import { redact } from "./redact.ts";
 import { OAuthResponse } from "./response.ts";
+import type { Answer } from "./transport.ts";
 import { OAuthError } from "./error.ts";
 import type { RequestOptions, TokenParams, Verb } from "./options.ts";
 import { snakeCase, SnakyHash } from "./snaky_hash.ts";
-import { internalRequest } from "./internal.ts";
+import { internalRequest } from "./request.ts";
 import { authorizationHeader, placementFor, withToken } from "./token_placement.ts";
 import {
   type AccessTokenOptions,
   checkMode,
   nowSeconds,
-  splitTokenOptions,
   toEpoch,
   toInteger,
+  TOKEN_FIELDS,
   TOKEN_KEYS,
   type TokenMode,
   type TokenPlacement,
@@ -28,23 +30,29 @@ import {
 export type { AccessTokenOptions, TokenMode, TokenPlacement, TokenTransmission };
 
 /**
- * The field `accessTokenFromOwnedHash` took the token from, read (and cleared)
- * by the constructor it calls next; not a mark on the hash, whose shape a
- * symbol key would change (a measurable cost on every token response).
+ * What `accessTokenFromOwnedHash` tells the constructor it calls next: the
+ * field the token was taken from (left out of `params`; not a mark on the
+ * hash, whose shape a symbol key would change, a measurable cost on every
+ * token response), and for a token response, what `response` is made of
+ * (the caller then checks for a missing token itself, with the response).
  */
-let tokenKeyOfNextHash: string | undefined;
+let handoffKey: string | undefined;
+let handoffAnswer: [Answer, TokenParams] | undefined;
 
-/** Set by `buildToken`, which checks a token response for a token itself (with the real response). */
-let noTokenCheckedByCaller = false;
+/** Whether the inspect hooks are on the prototype (inspect.ts). */
+let hooked = false;
 
-/** Runs `build` with the constructor's no-token check left to the caller. */
-export function withoutNoTokenCheck<T>(build: () => T): T {
-  noTokenCheckedByCaller = true;
-  try {
-    return build();
-  } finally {
-    noTokenCheckedByCaller = false;
-  }
+/**
+ * Builds the token of a token response (a hash the caller gives away); its
+ * `response` is made from `answer` when first read.
+ */
+export function tokenOfResponse(
+  client: Client,
+  hash: Record<string, unknown>,
+  answer: Answer,
+  params: TokenParams,
+): AccessToken {
+  return accessTokenFromOwnedHash(client, hash, [answer, params]);
 }
 
 /**
@@ -80,8 +88,9 @@ export class AccessToken {
   readonly params: Record<string, unknown>;
   /** Transmission options. */
   options: TokenTransmission;
-  /** The token response, when this token came from one. */
-  response?: OAuthResponse;
+  #response?: OAuthResponse;
+  /** What `response` is made of, until it is read. */
+  #answer?: [Answer, TokenParams];
   #refreshing?: Promise<AccessToken>;
 
   /**
@@ -93,72 +102,73 @@ export class AccessToken {
    * @throws {TypeError} when an argument has the wrong type
    */
   constructor(client: Client, token: string, opts: AccessTokenOptions = {}) {
-    const skip = tokenKeyOfNextHash; // first, so that no throw below leaves it set
-    tokenKeyOfNextHash = undefined;
-    const checkNoToken = !noTokenCheckedByCaller;
-    noTokenCheckedByCaller = false;
-    if (!client || typeof client !== "object" || typeof client.getToken !== "function") {
-      throw new TypeError(`AccessToken: "client" must be a Client, got ${typeName(client)}`);
+    const skip = handoffKey; // first, so that no throw below leaves them set
+    this.#answer = handoffAnswer;
+    handoffKey = handoffAnswer = undefined;
+    if (typeof client !== "object" || typeof client?.getToken !== "function") {
+      throw mistyped("AccessToken", "client", "a Client", client);
     }
-    if (typeof token !== "string") {
-      throw new TypeError(`AccessToken: "token" must be a string, got ${typeName(token)}`);
-    }
-    if (!opts || typeof opts !== "object" || Array.isArray(opts)) {
-      throw new TypeError(`AccessToken: "opts" must be an object, got ${typeName(opts)}`);
-    }
+    if (typeof token !== "string") throw mistyped("AccessToken", "token", "a string", token);
+    if (!isRecord(opts)) throw mistyped("AccessToken", "opts", "an object", opts);
+    hooked ||= inspectAs(AccessToken, (t) => t.#redacted());
     this.client = client;
     this.token = token;
-    const source = opts instanceof SnakyHash ? opts.toObject() : opts;
-    const {
-      params,
-      refresh_token,
-      expires_in,
-      expires_at,
-      expires_latency,
-      expires,
-      mode,
-      header_format,
-      param_name,
-      token_name,
-    } = splitTokenOptions(source, skip);
-    if (refresh_token !== undefined && refresh_token !== null && refresh_token !== "") {
-      this.refreshToken = String(refresh_token);
+    const source: Record<string, unknown> = opts instanceof SnakyHash ? opts.toObject() : opts;
+    // The fields the token reads; every other one (but the token's own field) goes to params.
+    const params: Record<string, unknown> = {};
+    for (const key in source) {
+      if (!TOKEN_FIELDS.has(key) && key !== skip) params[key] = source[key];
     }
-    if (checkNoToken && !token && !this.refreshToken) {
+    const { refresh_token: refresh, mode, header_format: format, param_name: paramName } = source;
+    if (refresh !== undefined && refresh !== null && refresh !== "") {
+      this.refreshToken = String(refresh);
+    }
+    if (!this.#answer && !token && !this.refreshToken) {
       // As the gem: no token and no refresh token is an error when the client raises errors.
       if (client.options.raiseErrors) {
-        const description = `AccessToken has no token; options are: ${
-          Object.keys(source).join(", ") || "(none)"
-        }`;
-        const body = JSON.stringify({ error: "no_token", error_description: description });
-        throw new OAuthError(
-          new OAuthResponse(
-            new Response(body, { headers: { "content-type": "application/json" } }),
-            body,
-          ),
-        );
+        throw new OAuthError({
+          error: "no_token",
+          error_description: `AccessToken has no token; options are: ${
+            Object.keys(source).join(", ") || "(none)"
+          }`,
+        });
       }
       if (!config.silenceNoTokensWarning) client.logger.warn("AccessToken has no token");
     }
-    this.expiresIn = toInteger(expires_in ?? expires);
-    this.expiresLatency = toInteger(expires_latency);
-    let at = toEpoch(expires_at);
+    this.expiresIn = toInteger(source.expires_in ?? source.expires);
+    this.expiresLatency = toInteger(source.expires_latency);
+    let at = toEpoch(source.expires_at);
     if (at === undefined && this.expiresIn) at = nowSeconds() + this.expiresIn;
     if (at !== undefined && this.expiresLatency) at -= this.expiresLatency;
     this.expiresAt = at;
-    if (header_format !== undefined && typeof header_format !== "string") {
-      throw new TypeError(`"header_format" must be a string, got ${typeName(header_format)}`);
+    if (format !== undefined && typeof format !== "string") {
+      throw mistyped("AccessToken", "header_format", "a string", format);
     }
-    if (param_name !== undefined && typeof param_name !== "string") {
-      throw new TypeError(`"param_name" must be a string, got ${typeName(param_name)}`);
+    if (paramName !== undefined && typeof paramName !== "string") {
+      throw mistyped("AccessToken", "param_name", "a string", paramName);
     }
     this.options = {
       mode: mode === undefined || mode === null ? "header" : checkMode(mode),
-      header_format: header_format ?? "Bearer %s",
-      param_name: param_name ?? "access_token",
+      header_format: format ?? "Bearer %s",
+      param_name: paramName ?? "access_token",
     };
-    if (token_name !== undefined) this.options.token_name = String(token_name);
+    if (source.token_name !== undefined) this.options.token_name = String(source.token_name);
     this.params = params;
+  }
+
+  /** The token response, when this token came from one. */
+  get response(): OAuthResponse | undefined {
+    const made = this.#answer;
+    if (made) {
+      this.#answer = undefined;
+      const [{ response, text }, { parse, snaky, snakyHashClass }] = made;
+      this.#response = new OAuthResponse(response, text, { parse, snaky, snakyHashClass });
+    }
+    return this.#response;
+  }
+  set response(value: OAuthResponse | undefined) {
+    this.#answer = undefined;
+    this.#response = value;
   }
 
   /**
@@ -167,9 +177,7 @@ export class AccessToken {
    * `token_name`. Other fields become options and `params`.
    */
   static fromHash(client: Client, hash: Record<string, unknown>): AccessToken {
-    if (!hash || typeof hash !== "object" || Array.isArray(hash)) {
-      throw new TypeError(`fromHash: "hash" must be an object, got ${typeName(hash)}`);
-    }
+    if (!isRecord(hash)) throw mistyped("fromHash", "hash", "an object", hash);
     return accessTokenFromOwnedHash(
       client,
       hash instanceof SnakyHash ? hash.toObject() : { ...hash },
@@ -178,11 +186,11 @@ export class AccessToken {
 
   /** Builds a token from a form-encoded string (an implicit-grant callback fragment). */
   static fromKvform(client: Client, kvform: string): AccessToken {
-    if (typeof kvform !== "string") {
-      throw new TypeError(`fromKvform: "kvform" must be a string, got ${typeName(kvform)}`);
-    }
-    const text = kvform.replace(/^[#?]/, "");
-    return AccessToken.fromHash(client, Object.fromEntries(new URLSearchParams(text)));
+    if (typeof kvform !== "string") throw mistyped("fromKvform", "kvform", "a string", kvform);
+    return accessTokenFromOwnedHash(
+      client,
+      Object.fromEntries(new URLSearchParams(kvform.replace(/^[#?]/, ""))),
+    );
   }
 
   /** Whether the token has an expiry. */
@@ -355,6 +363,7 @@ export class AccessToken {
     return this.request("delete", path, opts);
   }
 
+  /** What the inspect hooks show: the tokens as the filtered label (`Deno.inspect`, `console.log`). */
   #redacted(): Record<string, unknown> {
     const label = config.filteredLabel;
     return {
@@ -367,21 +376,9 @@ export class AccessToken {
     };
   }
 
-  /** Deno.inspect / console.log in Deno: tokens shown as the filtered label. */
-  [Symbol.for("Deno.customInspect")](
-    inspect: (value: unknown, options?: unknown) => string,
-    options: unknown,
-  ): string {
-    return `AccessToken ${inspect(this.#redacted(), options)}`;
-  }
-
-  /** util.inspect / console.log in Node: tokens shown as the filtered label. */
-  [Symbol.for("nodejs.util.inspect.custom")](
-    _depth: number,
-    options: unknown,
-    inspect: (value: unknown, options?: unknown) => string,
-  ): string {
-    return `AccessToken ${inspect(this.#redacted(), options)}`;
+  /** The class name, shown by the inspect hooks (it survives minification). */
+  get [Symbol.toStringTag](): string {
+    return "AccessToken";
   }
 }
 
@@ -389,6 +386,7 @@ export class AccessToken {
 export function accessTokenFromOwnedHash(
   client: Client,
   fresh: Record<string, unknown>,
+  answer?: [Answer, TokenParams],
 ): AccessToken {
   let key: string | undefined;
   if (fresh.token_name !== undefined && fresh.token_name !== null) {
@@ -404,8 +402,8 @@ export function accessTokenFromOwnedHash(
     let present: string[] | undefined;
     for (const k of TOKEN_KEYS) {
       if (fresh[k] === undefined || fresh[k] === null) continue;
-      if (key === undefined) key = k;
-      else (present ??= [key]).push(k);
+      if (key !== undefined) (present ??= [key]).push(k);
+      else if ((key = k) && config.silenceExtraTokensWarning) break; // no need to look further
     }
     if (present && !config.silenceExtraTokensWarning) {
       client.logger.warn(
@@ -419,7 +417,8 @@ export function accessTokenFromOwnedHash(
   }
   const token = key === undefined ? "" : fresh[key];
   // The constructor copies every other field into params; it skips the token's.
-  tokenKeyOfNextHash = key;
+  handoffKey = key;
+  handoffAnswer = answer;
   return new AccessToken(
     client,
     token === undefined || token === null ? "" : String(token),

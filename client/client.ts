@@ -1,54 +1,31 @@
 /**
  * `Client`: the provider's endpoints, client authentication, the grant
- * strategies and raw requests (docs/client.md).
+ * strategies, `AccessToken`s and raw requests (docs/client.md).
  * @module
  */
 import type { AccessToken, AccessTokenOptions } from "./access_token.ts";
-import { debugFromEnvironment, typeName } from "./config.ts";
-import { Connection } from "./connection.ts";
-import { registerRequester } from "./internal.ts";
-import type { Logger } from "./logger.ts";
-import type { AuthScheme, ClientOptions, RequestOptions, TokenParams, Verb } from "./options.ts";
+import { tokenOfResponse } from "./access_token.ts";
+import { BaseClient, type ResolvedClientOptions } from "./base_client.ts";
+import { isRecord, mistyped } from "./config.ts";
+import { transportOf } from "./internal.ts";
+import type { ClientOptions, RequestOptions, TokenParams, Verb } from "./options.ts";
+import { sendRequest } from "./request.ts";
 import type { OAuthResponse } from "./response.ts";
 import { tokenRequest } from "./token_request.ts";
-import { Transport } from "./transport.ts";
-import { discoverMetadata } from "./discovery.ts";
+import { tokenAnswer, tokenError, tokenHash, unconstrained } from "./token_response.ts";
 import { AuthCode } from "./strategy/auth_code.ts";
 import { Implicit } from "./strategy/implicit.ts";
 import { Password } from "./strategy/password.ts";
 import { ClientCredentials } from "./strategy/client_credentials.ts";
 import { Assertion } from "./strategy/assertion.ts";
-import { buildToken, redactOptions, tokenSecrets } from "./client_helpers.ts";
-import { validateClientArguments } from "./validate_options.ts";
+
+export type { ResolvedClientOptions };
+
+const NO_OPTIONS: AccessTokenOptions = /* @__PURE__ */ Object.freeze({});
 
 /**
- * The client options after defaults.
- *
- * @example
- * ```ts
- * import { Client } from "@authsvc/oauth2";
- * const client = new Client("id", "secret", { site: "https://id.example.com" });
- * console.log(client.options.tokenUrl); // "oauth/token"
- * ```
- */
-export type ResolvedClientOptions =
-  & Required<
-    Pick<
-      ClientOptions,
-      | "authorizeUrl"
-      | "tokenUrl"
-      | "revokeUrl"
-      | "tokenMethod"
-      | "authScheme"
-      | "raiseErrors"
-      | "maxRedirects"
-      | "connectionOpts"
-    >
-  >
-  & Omit<ClientOptions, "logger">;
-
-/**
- * An OAuth 2.0 client of one provider.
+ * An OAuth 2.0 client of one provider: a {@linkcode BaseClient} with the grant
+ * strategies, `AccessToken`s and raw requests.
  *
  * @example
  * ```ts
@@ -62,94 +39,8 @@ export type ResolvedClientOptions =
  * console.log(client.tokenUrl()); // "https://id.example.com/oauth2/token"
  * ```
  */
-export class Client {
-  /** The client identifier. */
-  readonly id: string;
-  /** The provider's base URL. */
-  readonly site?: string;
-  /** Options after defaults. */
-  readonly options: ResolvedClientOptions;
-  /** Destination of debug output and warnings. */
-  readonly logger: Logger;
-  /** Whether requests and responses are logged. */
-  readonly debug: boolean;
-  #secret: string;
-  #connection: Connection;
-  #transport: Transport;
+export class Client extends BaseClient {
   #strategies: Record<string, unknown> = {};
-
-  /**
-   * Creates an instance.
-   *
-   * @param id client identifier
-   * @param secret client secret ("" for public clients)
-   * @param options see {@linkcode ClientOptions}
-   * @throws {TypeError} when an argument or option has the wrong type
-   */
-  constructor(id: string, secret: string, options: ClientOptions = {}) {
-    const conn = validateClientArguments(id, secret, options);
-    this.id = id;
-    this.#secret = secret;
-    this.site = options.site;
-    const { logger, ...rest } = options;
-    this.options = {
-      ...rest,
-      authorizeUrl: options.authorizeUrl ?? "oauth/authorize",
-      tokenUrl: options.tokenUrl ?? "oauth/token",
-      revokeUrl: options.revokeUrl ?? "oauth/revoke",
-      tokenMethod: options.tokenMethod ?? "post",
-      authScheme: options.authScheme ?? "basic_auth",
-      raiseErrors: options.raiseErrors ?? true,
-      maxRedirects: options.maxRedirects ?? 5,
-      connectionOpts: conn,
-    };
-    this.logger = logger ?? console;
-    this.debug = options.debug ?? debugFromEnvironment();
-    this.#connection = new Connection(conn, this.logger);
-    options.connectionBuild?.(this.#connection);
-    const transport = new Transport({
-      site: this.site,
-      secret,
-      options: this.options,
-      debug: this.debug,
-      logger: this.logger,
-      credentialHeaders: options.credentialHeaders,
-    }, this.#connection);
-    this.#transport = transport;
-    registerRequester(
-      this,
-      (verb, url, opts, secrets, bodyCredential) =>
-        transport.send(verb, url, opts, secrets, false, bodyCredential),
-    );
-  }
-
-  /** The client secret. */
-  get secret(): string {
-    return this.#secret;
-  }
-
-  /**
-   * The authorization endpoint with `params` in its query, and `redirect_uri`
-   * when the client has a `redirectUri` (as the gem adds it; a `redirect_uri`
-   * in `params` wins).
-   */
-  authorizeUrl(params?: Record<string, unknown>): string {
-    const redirectUri = this.options.redirectUri;
-    if (redirectUri && (!params || params.redirect_uri === undefined)) {
-      params = { ...params, redirect_uri: redirectUri };
-    }
-    return this.#transport.endpoint(this.options.authorizeUrl, "authorizeUrl", params);
-  }
-
-  /** The token endpoint with `params` in its query. */
-  tokenUrl(params?: Record<string, unknown>): string {
-    return this.#transport.endpoint(this.options.tokenUrl, "tokenUrl", params);
-  }
-
-  /** The revocation endpoint with `params` in its query. */
-  revokeUrl(params?: Record<string, unknown>): string {
-    return this.#transport.endpoint(this.options.revokeUrl, "revokeUrl", params);
-  }
 
   /**
    * Sends a request: relative URLs resolve against `site`, redirects are
@@ -166,7 +57,7 @@ export class Client {
    * @throws {ConnectionError} when no response arrives (network, timeout)
    */
   request(verb: Verb, url: string, opts: RequestOptions = {}): Promise<OAuthResponse> {
-    return this.#transport.send(verb, url, opts, []);
+    return sendRequest(transportOf(this)!, this.options.raiseErrors, verb, url, opts, []);
   }
 
   /**
@@ -178,28 +69,24 @@ export class Client {
    */
   async getToken(
     params: TokenParams,
-    accessTokenOpts: AccessTokenOptions = {},
+    accessTokenOpts: AccessTokenOptions = NO_OPTIONS,
   ): Promise<AccessToken> {
-    if (!params || typeof params !== "object" || Array.isArray(params)) {
-      throw new TypeError(`getToken: "params" must be an object, got ${typeName(params)}`);
-    }
+    if (!isRecord(params)) throw mistyped("getToken", "params", "an object", params);
     if (!accessTokenOpts || typeof accessTokenOpts !== "object") {
-      throw new TypeError(`getToken: "accessTokenOpts" must be an object`);
+      throw mistyped("getToken", "accessTokenOpts", "an object", accessTokenOpts);
     }
-    const secrets = tokenSecrets(params);
-    const response = await tokenRequest(
-      this,
-      this.tokenUrl(),
-      params,
-      (v, u, o) => {
-        o.raiseErrors = false;
-        return this.#transport.send(v, u, o, secrets, true);
-      },
-    );
-    const token = buildToken(this, response, accessTokenOpts, this.#transport.secrets(secrets));
-    if (this.options.verifyToken) {
-      await this.options.verifyToken(token, { client: this, params, response });
+    const answer = await tokenAnswer(this, params);
+    const hash = tokenHash(answer, params);
+    if (typeof hash === "string") throw await tokenError(answer, params, hash || undefined);
+    for (const k in accessTokenOpts) hash[k] = accessTokenOpts[k];
+    const token = tokenOfResponse(this, hash, answer, params);
+    if (!token.token && !token.refreshToken) {
+      throw await tokenError(answer, params, "the token response holds no access token");
     }
+    const refused = unconstrained(this, answer, hash.token_type);
+    if (refused) throw await tokenError(answer, params, refused, "invalid_token_type");
+    const verify = this.options.verifyToken;
+    if (verify) await verify(token, { client: this, params, response: token.response! });
     return token;
   }
 
@@ -220,13 +107,11 @@ export class Client {
     secret: string,
     options: ClientOptions = {},
   ): Promise<Client> {
-    if (typeof issuer !== "string") {
-      throw new TypeError(`discover: "issuer" must be a string, got ${typeName(issuer)}`);
-    }
+    if (typeof issuer !== "string") throw mistyped("discover", "issuer", "a string", issuer);
     const probe = new Client(id, secret, { ...options, site: issuer });
     let found: ClientOptions;
     try {
-      found = await discoverMetadata(probe, issuer);
+      found = await (await import("./discovery.ts")).discoverMetadata(probe, issuer);
     } finally {
       probe.close();
     }
@@ -244,22 +129,18 @@ export class Client {
     params: Record<string, unknown> = {},
   ): Promise<OAuthResponse> {
     if (typeof token !== "string" || token === "") {
-      return Promise.reject(new TypeError(`revokeToken: "token" must be a non-empty string`));
+      return Promise.reject(mistyped("revokeToken", "token", "a non-empty string", token));
     }
     const wire: TokenParams = { ...params, token };
     if (tokenTypeHint) wire.token_type_hint = tokenTypeHint;
+    const transport = transportOf(this)!;
     return tokenRequest(
       this,
       this.revokeUrl(),
       wire,
-      (v, u, o) => this.#transport.send(v, u, o, [token], true),
+      (v, u, o) => sendRequest(transport, this.options.raiseErrors, v, u, o, [token], true),
       "post",
     );
-  }
-
-  /** The configured client authentication. */
-  get authScheme(): AuthScheme {
-    return this.options.authScheme;
   }
 
   /** The authorization code grant (with PKCE). */
@@ -285,39 +166,8 @@ export class Client {
     return (this.#strategies.assertion ??= new Assertion(this)) as Assertion;
   }
 
-  /** Closes the Deno HTTP client of a proxy or client certificate, if any. */
-  close(): void {
-    this.#connection.close();
-  }
-
-  #redacted(): Record<string, unknown> {
-    return {
-      id: this.id,
-      secret: this.#secret ? this.#transport.filter.label : "",
-      site: this.site,
-      options: redactOptions(this.options),
-    };
-  }
-
-  /** `JSON.stringify` never shows the secret. */
-  toJSON(): Record<string, unknown> {
-    return this.#redacted();
-  }
-
-  /** Deno.inspect / console.log in Deno: secret shown as the filtered label. */
-  [Symbol.for("Deno.customInspect")](
-    inspect: (value: unknown, options?: unknown) => string,
-    options: unknown,
-  ): string {
-    return `Client ${inspect(this.#redacted(), options)}`;
-  }
-
-  /** util.inspect / console.log in Node: secret shown as the filtered label. */
-  [Symbol.for("nodejs.util.inspect.custom")](
-    _depth: number,
-    options: unknown,
-    inspect: (value: unknown, options?: unknown) => string,
-  ): string {
-    return `Client ${inspect(this.#redacted(), options)}`;
+  /** The class name, shown by the inspect hooks (it survives minification). */
+  override get [Symbol.toStringTag](): string {
+    return "Client";
   }
 }

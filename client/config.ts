@@ -25,33 +25,31 @@ export interface OAuth2Config {
   filteredDebugKeys: string[];
 }
 
-/** The keys redacted by default; callers may append more with {@linkcode configure}. */
-export const DEFAULT_FILTERED_DEBUG_KEYS: readonly string[] = Object.freeze([
-  "access_token",
-  "refresh_token",
-  "id_token",
-  "token",
-  "client_secret",
-  "client_assertion",
-  "assertion",
-  "password",
-  "code",
-  "code_verifier",
-  "device_code",
-  "auth_req_id",
-  "subject_token",
-  "actor_token",
-  "authorization",
-  "proxy-authorization",
-  "cookie",
-  "set-cookie",
-]);
-
 const current: OAuth2Config = {
   silenceExtraTokensWarning: true,
   silenceNoTokensWarning: true,
   filteredLabel: "[FILTERED]",
-  filteredDebugKeys: [...DEFAULT_FILTERED_DEBUG_KEYS],
+  // The keys redacted by default; callers may append more with `configure`.
+  filteredDebugKeys: [
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "token",
+    "client_secret",
+    "client_assertion",
+    "assertion",
+    "password",
+    "code",
+    "code_verifier",
+    "device_code",
+    "auth_req_id",
+    "subject_token",
+    "actor_token",
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+  ],
 };
 
 /**
@@ -81,33 +79,38 @@ export const config: Readonly<OAuth2Config> = current;
  * ```
  */
 export function configure(fn: (c: OAuth2Config) => void): void {
-  if (typeof fn !== "function") {
-    throw new TypeError(`configure: "fn" must be a function, got ${typeName(fn)}`);
-  }
+  if (typeof fn !== "function") throw mistyped("configure", "fn", "a function", fn);
   const draft: OAuth2Config = { ...current, filteredDebugKeys: [...current.filteredDebugKeys] };
   fn(draft);
   for (const key of ["silenceExtraTokensWarning", "silenceNoTokensWarning"] as const) {
-    if (typeof draft[key] !== "boolean") {
-      throw new TypeError(`configure: "${key}" must be a boolean, got ${typeName(draft[key])}`);
-    }
+    if (typeof draft[key] !== "boolean") throw mistyped("configure", key, "a boolean", draft[key]);
   }
   if (typeof draft.filteredLabel !== "string") {
-    throw new TypeError(`configure: "filteredLabel" must be a string`);
+    throw mistyped("configure", "filteredLabel", "a string", draft.filteredLabel);
   }
-  if (
-    !Array.isArray(draft.filteredDebugKeys) ||
-    draft.filteredDebugKeys.some((k) => typeof k !== "string")
-  ) {
-    throw new TypeError(`configure: "filteredDebugKeys" must be an array of strings`);
+  const keys = draft.filteredDebugKeys;
+  if (!Array.isArray(keys) || keys.some((k) => typeof k !== "string")) {
+    throw mistyped("configure", "filteredDebugKeys", "an array of strings", keys);
   }
   Object.assign(current, draft);
 }
 
 /** A short description of a value's type for TypeError messages. */
 export function typeName(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  return typeof value;
+  return value === null ? "null" : Array.isArray(value) ? "array" : typeof value;
+}
+
+/**
+ * The library's TypeError for an argument or option of the wrong type:
+ * `<where>: "<name>" must be <expected>, got <type>`.
+ */
+export function mistyped(where: string, name: string, expected: string, value: unknown): TypeError {
+  return new TypeError(`${where}: "${name}" must be ${expected}, got ${typeName(value)}`);
+}
+
+/** Whether `value` is a record (an object that is not an array). */
+export function isRecord(value: unknown): boolean {
+  return !!value && typeof value === "object" && !Array.isArray(value);
 }
 
 /** Whether `OAUTH_DEBUG=true` is set, without ever prompting for or failing on permissions. */
@@ -119,9 +122,8 @@ export function debugFromEnvironment(): boolean {
       if (status && status.state !== "granted") return false;
       return deno.env.get("OAUTH_DEBUG") === "true";
     }
-    const proc = (globalThis as { process?: { env?: Record<string, string | undefined> } })
-      .process;
-    return proc?.env?.OAUTH_DEBUG === "true";
+    return (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
+      ?.OAUTH_DEBUG === "true";
   } catch {
     return false;
   }

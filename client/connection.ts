@@ -4,8 +4,11 @@
  * a proxy or a TLS client certificate.
  * @module
  */
-import { ConnectionError, describeCause } from "./error.ts";
+import { mistyped } from "./config.ts";
+import { Deadlines } from "./deadline.ts";
+import type { HttpClient } from "./http_client.ts";
 import type { Logger } from "./logger.ts";
+import type { Answer } from "./transport.ts";
 
 /**
  * A middleware: sees the real `Request`, calls `next` (or not), returns the `Response`.
@@ -84,57 +87,15 @@ export interface ConnectionOptions {
 /** Default per-request timeout in milliseconds. */
 export const DEFAULT_TIMEOUT = 30_000;
 
-interface HttpClientLike {
-  close(): void;
-}
-interface DenoHttpLike {
-  createHttpClient?(options: Record<string, unknown>): HttpClientLike;
-}
-
-/** A signal that aborts after `ms`, and how to release its timer early. */
-interface TimeoutSignal {
-  signal: AbortSignal;
-  cancel(): void;
-}
-
-/**
- * `AbortSignal.timeout` where it exists (its timer neither keeps the process
- * alive nor needs clearing, and costs half of a setTimeout/clearTimeout pair
- * per request); a cleared setTimeout elsewhere.
- */
-function timeoutSignalFor(ms: number): AbortSignal | TimeoutSignal {
-  if (typeof AbortSignal.timeout === "function") return AbortSignal.timeout(ms);
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new DOMException("The operation timed out", "TimeoutError")),
-    ms,
-  );
-  return { signal: controller.signal, cancel: () => clearTimeout(timer) };
-}
-
-/** `AbortSignal.any`, or its equivalent where it is missing. */
-function anySignal(signals: AbortSignal[]): AbortSignal {
-  if (typeof AbortSignal.any === "function") return AbortSignal.any(signals);
-  const controller = new AbortController();
-  for (const s of signals) {
-    if (s.aborted) {
-      controller.abort(s.reason);
-      break;
-    }
-    s.addEventListener("abort", () => controller.abort(s.reason), { once: true });
-  }
-  return controller.signal;
-}
-
 /** Builds the chain once; sends requests through it. */
 export class Connection implements ConnectionBuilder {
   #middlewares: Middleware[] = [];
   #fetch: typeof fetch | undefined;
   #options: ConnectionOptions;
-  #httpClient: HttpClientLike | undefined;
-  #httpClientTried = false;
-  #needsHttpClient: boolean;
   #logger: Logger;
+  #deadlines: Deadlines | undefined;
+  /** The transport options of a proxy or client certificate (Deno's HTTP client), once made. */
+  #httpClient: Promise<HttpClient> | undefined;
 
   /**
    * Creates an instance.
@@ -144,15 +105,16 @@ export class Connection implements ConnectionBuilder {
    */
   constructor(options: ConnectionOptions, logger: Logger) {
     this.#options = options;
-    this.#needsHttpClient = Boolean(options.proxy || options.cert || options.caCerts);
     this.#fetch = options.fetch;
     this.#logger = logger;
+    const ms = options.timeout ?? DEFAULT_TIMEOUT;
+    if (Number.isFinite(ms) && ms > 0) this.#deadlines = new Deadlines(ms);
   }
 
   /** @inheritdoc */
   use(middleware: Middleware): ConnectionBuilder {
     if (typeof middleware !== "function") {
-      throw new TypeError(`use: "middleware" must be a function, got ${typeof middleware}`);
+      throw mistyped("use", "middleware", "a function", middleware);
     }
     this.#middlewares.push(middleware);
     return this;
@@ -161,58 +123,22 @@ export class Connection implements ConnectionBuilder {
   /** @inheritdoc */
   adapter(fetchImpl: typeof fetch): ConnectionBuilder {
     if (typeof fetchImpl !== "function") {
-      throw new TypeError(`adapter: "fetchImpl" must be a function, got ${typeof fetchImpl}`);
+      throw mistyped("adapter", "fetchImpl", "a function", fetchImpl);
     }
     this.#fetch = fetchImpl;
     return this;
   }
 
   /** Default headers of every request. */
-  get headers(): Record<string, string> {
-    return this.#options.headers ?? {};
-  }
-
-  /** The timeout in milliseconds (0: none). */
-  get timeout(): number {
-    const t = this.#options.timeout ?? DEFAULT_TIMEOUT;
-    return Number.isFinite(t) && t > 0 ? t : 0;
-  }
-
-  /** Whether a TLS client certificate is configured. */
-  get hasClientCertificate(): boolean {
-    return Boolean(this.#options.cert && this.#options.key);
+  get headers(): Record<string, string> | undefined {
+    return this.#options.headers;
   }
 
   /** Closes the Deno HTTP client if one was created (idle connections, proxy). */
   close(): void {
-    this.#httpClient?.close();
+    const made = this.#httpClient;
     this.#httpClient = undefined;
-    this.#httpClientTried = false;
-  }
-
-  #transportInit(): RequestInit | undefined {
-    if (!this.#needsHttpClient) return undefined;
-    const o = this.#options;
-    if (!this.#httpClientTried) {
-      this.#httpClientTried = true;
-      const deno = (globalThis as { Deno?: DenoHttpLike }).Deno;
-      if (typeof deno?.createHttpClient === "function") {
-        const opts: Record<string, unknown> = {};
-        if (o.proxy) opts.proxy = { url: o.proxy };
-        if (o.cert || o.key) {
-          opts.cert = o.cert;
-          opts.key = o.key;
-        }
-        if (o.caCerts) opts.caCerts = o.caCerts;
-        this.#httpClient = deno.createHttpClient(opts);
-      } else if (!this.#fetch) {
-        this.#logger.warn(
-          "oauth2: connectionOpts.proxy/cert/key/caCerts need Deno.createHttpClient; " +
-            "in this runtime pass connectionOpts.fetch that proxies or presents the certificate",
-        );
-      }
-    }
-    return this.#httpClient ? { client: this.#httpClient } as RequestInit : undefined;
+    made?.then((c) => c.close());
   }
 
   /**
@@ -232,77 +158,63 @@ export class Connection implements ConnectionBuilder {
     init: RequestInit,
     secrets: readonly (string | undefined)[],
     signal?: AbortSignal,
-  ): Promise<{ response: globalThis.Response; body: string }> {
-    const ms = this.timeout;
-    const timeoutSignal = ms ? this.#timeoutSignal(ms) : undefined;
-    const timeout = timeoutSignal instanceof AbortSignal ? timeoutSignal : timeoutSignal?.signal;
-    const combined = timeout && signal ? anySignal([signal, timeout]) : timeout ?? signal;
-    const method = init.method ?? "GET";
+  ): Promise<Answer> {
+    // fetch in flight holds the process open; an adapter or middleware may not (deadline.ts).
+    const pending = this.#deadlines?.start(!!this.#fetch || this.#middlewares.length > 0);
+    const controller = pending?.controller;
+    // The caller's abort reaches the request through the deadline's controller (one signal for fetch).
+    const forward = controller && signal && (() => controller.abort(signal.reason));
     try {
       if (signal?.aborted) throw signal.reason;
-      if (combined) init.signal = combined; // init is the caller's fresh object: no copy
-      const response = await this.#dispatch(url, init);
-      const body = await response.text();
-      return { response, body };
+      if (forward) signal!.addEventListener("abort", forward);
+      init.signal = controller?.signal ?? signal; // init is the caller's fresh object: no copy
+      const response = await (this.#options.proxy || this.#options.cert || this.#options.caCerts
+        ? this.#viaHttpClient(url, init)
+        : this.#dispatch(url, init));
+      return { response, text: await response.text() };
     } catch (cause) {
-      if (timeout?.aborted && !signal?.aborted) {
-        throw new ConnectionError(
+      // The error classes (and redaction) load when a request fails.
+      const { ConnectionError, describeCause } = await import("./error.ts");
+      const [kind, detail] = pending?.expired && !signal?.aborted
+        ? [
           "timeout",
-          method,
-          url,
-          `no response within the timeout of ${ms} ms (connectionOpts.timeout)`,
-          cause,
-          secrets,
-        );
-      }
-      if (signal?.aborted) {
-        throw new ConnectionError("aborted", method, url, "aborted", cause, secrets);
-      }
-      throw new ConnectionError(
-        "network",
-        method,
-        url,
-        describeCause(cause, secrets),
-        cause,
-        secrets,
-      );
+          `no response within the timeout of ${
+            this.#options.timeout ?? DEFAULT_TIMEOUT
+          } ms (connectionOpts.timeout)`,
+        ] as const
+        : signal?.aborted
+        ? ["aborted", "aborted"] as const
+        : ["network", describeCause(cause, secrets)] as const;
+      throw new ConnectionError(kind, init.method ?? "GET", url, detail, cause, secrets);
     } finally {
-      if (timeoutSignal && !(timeoutSignal instanceof AbortSignal)) timeoutSignal.cancel();
+      if (forward) signal!.removeEventListener("abort", forward);
+      if (pending) this.#deadlines!.done(pending);
     }
   }
 
-  #shared?: { signal: AbortSignal; until: number };
-
-  /**
-   * A signal that aborts no sooner than `ms` from now and at most 1 % later.
-   * Requests started within that 1 % share one `AbortSignal.timeout`: a token
-   * request then pays for no timer of its own (the commonest cost the library
-   * added to a fast request), and every request still gets at least its `ms`.
-   */
-  #timeoutSignal(ms: number): AbortSignal | TimeoutSignal {
-    if (typeof AbortSignal.timeout !== "function") return timeoutSignalFor(ms);
-    const now = Date.now();
-    const shared = this.#shared;
-    if (shared && now < shared.until && !shared.signal.aborted) return shared.signal;
-    const slack = Math.max(1, Math.floor(ms / 100));
-    const signal = AbortSignal.timeout(ms + slack);
-    this.#shared = { signal, until: now + slack };
-    return signal;
+  /** Sends through Deno's HTTP client of a proxy or TLS client certificate. */
+  async #viaHttpClient(url: string, init: RequestInit): Promise<globalThis.Response> {
+    const made =
+      await (this.#httpClient ??= import("./http_client.ts").then((m) =>
+        m.httpClientFor(this.#options, !!this.#fetch, this.#logger)
+      ));
+    return this.#dispatch(url, init, made.init);
   }
 
-  #dispatch(url: string, init: RequestInit): Promise<globalThis.Response> {
-    const transportInit = this.#transportInit();
+  #dispatch(
+    url: string,
+    init: RequestInit,
+    transportInit?: RequestInit,
+  ): Promise<globalThis.Response> {
     const middlewares = this.#middlewares;
+    // The default transport needs no Request of ours: fetch builds its own.
     if (!this.#fetch && middlewares.length === 0) {
-      // The default transport needs no Request of ours: fetch builds its own.
       return fetch(url, transportInit ? { ...init, ...transportInit } : init);
     }
     const fetchImpl = this.#fetch ?? globalThis.fetch;
     const transport = (r: Request) => transportInit ? fetchImpl(r, transportInit) : fetchImpl(r);
-    const request = new Request(url, init);
-    if (middlewares.length === 0) return transport(request);
     const run = (i: number, r: Request): Promise<globalThis.Response> =>
       i < middlewares.length ? middlewares[i](r, (next) => run(i + 1, next)) : transport(r);
-    return run(0, request);
+    return run(0, new Request(url, init));
   }
 }

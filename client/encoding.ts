@@ -28,8 +28,3 @@ export function fromBase64(text: string): Uint8Array<ArrayBuffer> {
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;
 }
-
-/** The form-urlencoded spelling of a value (RFC 6749 Appendix B). */
-export function formEncode(value: string): string {
-  return new URLSearchParams({ v: value }).toString().slice(2);
-}

@@ -1,42 +1,22 @@
 /**
- * Package-internal wiring: lets `AccessToken` send a request through its
- * client with extra secrets to redact, without a public method for it.
- * `bodyCredential` says that the body carries a credential (a token in
- * `mode: "body"`), so that it is never resent to another origin.
+ * Package-internal wiring: the transport of each client (so that `Client`,
+ * `AccessToken` and the `oidc` helpers send through it without a public
+ * method for it), and the marks the DPoP middleware of
+ * `@authsvc/oauth2/oidc` leaves on responses.
  * @module
  */
-import type { OAuthResponse } from "./response.ts";
-import type { RequestOptions, Verb } from "./options.ts";
+import type { Transport } from "./transport.ts";
 
-/** A client's request function that also takes literal secrets to redact. */
-export type Requester = (
-  verb: Verb,
-  url: string,
-  opts: RequestOptions,
-  secrets: readonly (string | undefined)[],
-  bodyCredential?: boolean,
-) => Promise<OAuthResponse>;
+const transports = new WeakMap<object, Transport>();
 
-const requesters = new WeakMap<object, Requester>();
-
-/** Registers the requester of a client (called by its constructor). */
-export function registerRequester(client: object, requester: Requester): void {
-  requesters.set(client, requester);
+/** Registers the transport of a client (called by its constructor). */
+export function registerTransport(client: object, transport: Transport): void {
+  transports.set(client, transport);
 }
 
-/** Sends a request through `client`, redacting `secrets` in its errors and logs. */
-export function internalRequest(
-  client: { request(verb: Verb, url: string, opts?: RequestOptions): Promise<OAuthResponse> },
-  verb: Verb,
-  url: string,
-  opts: RequestOptions,
-  secrets: readonly (string | undefined)[],
-  bodyCredential = false,
-): Promise<OAuthResponse> {
-  const requester = requesters.get(client);
-  return requester
-    ? requester(verb, url, opts, secrets, bodyCredential)
-    : client.request(verb, url, opts);
+/** The transport of `client`, when it is one of the library's clients. */
+export function transportOf(client: object): Transport | undefined {
+  return transports.get(client);
 }
 
 /**

@@ -6,55 +6,9 @@
  * @module
  */
 import { base64url, fromBase64, utf8 } from "./encoding.ts";
+import { type Jwk, type SigningKeyInput, SUPPORTED_ALGORITHMS } from "./signing_keys.ts";
 
-/**
- * The signing algorithms this library supports.
- *
- * @example
- * ```ts
- * import { SUPPORTED_ALGORITHMS } from "@authsvc/oauth2";
- * console.log(SUPPORTED_ALGORITHMS.includes("EdDSA")); // true
- * ```
- */
-export const SUPPORTED_ALGORITHMS: readonly string[] = [
-  "HS256",
-  "HS384",
-  "HS512",
-  "RS256",
-  "RS384",
-  "RS512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "ES256",
-  "ES384",
-  "EdDSA",
-];
-
-/**
- * A JSON Web Key, with the `kid` that WebCrypto's type leaves out.
- *
- * @example
- * ```ts
- * import { Client, type Jwk } from "@authsvc/oauth2";
- * const key: Jwk = { kty: "EC", crv: "P-256", x: "...", y: "...", d: "...", kid: "key-1" };
- * new Client("id", "", { site: "https://id.example.com", authScheme: "private_key_jwt", clientAssertionKey: key });
- * ```
- */
-export type Jwk = JsonWebKey & { kid?: string };
-
-/**
- * A key the signer accepts.
- *
- * @example
- * ```ts
- * import { type SigningKeyInput } from "@authsvc/oauth2";
- * const hmac: SigningKeyInput = "a shared secret of at least 32 bytes....";
- * const pem: SigningKeyInput = "-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----";
- * console.log(hmac.length, pem.length);
- * ```
- */
-export type SigningKeyInput = CryptoKey | Jwk | string | Uint8Array;
+export type { Jwk, SigningKeyInput } from "./signing_keys.ts";
 
 /** Import and sign/verify parameters of a JWS algorithm. */
 export interface AlgSpec {
@@ -161,58 +115,26 @@ export async function importSigningKey(key: SigningKeyInput, alg: string): Promi
   throw new TypeError(`The key for "${alg}" must be a CryptoKey, a JWK, a PEM string or bytes`);
 }
 
-/** DER length bytes. */
-function derLength(n: number): number[] {
-  if (n < 0x80) return [n];
-  const bytes: number[] = [];
-  while (n > 0) {
-    bytes.unshift(n & 0xff);
-    n >>= 8;
-  }
-  return [0x80 | bytes.length, ...bytes];
+/** DER: `tag`, the length of `content` (keys are shorter than 16 MB), `content`. */
+function der(tag: number, content: number[]): number[] {
+  const n = content.length;
+  const length = n < 128
+    ? [n]
+    : n < 256
+    ? [0x81, n]
+    : n < 65536
+    ? [0x82, n >> 8, n & 255]
+    : [0x83, n >> 16, (n >> 8) & 255, n & 255];
+  return [tag, ...length, ...content];
 }
 
-function der(tag: number, content: Uint8Array): Uint8Array {
-  const len = derLength(content.length);
-  const out = new Uint8Array(1 + len.length + content.length);
-  out[0] = tag;
-  out.set(len, 1);
-  out.set(content, 1 + len.length);
-  return out;
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
-/** Wraps a PKCS#1 RSAPrivateKey in a PKCS#8 PrivateKeyInfo. */
+/**
+ * Wraps a PKCS#1 RSAPrivateKey in a PKCS#8 PrivateKeyInfo: SEQUENCE { version 0,
+ * SEQUENCE { OID 1.2.840.113549.1.1.1 (rsaEncryption), NULL }, OCTET STRING { key } }.
+ */
 function wrapPkcs1(pkcs1: Uint8Array): Uint8Array<ArrayBuffer> {
-  const version = Uint8Array.of(0x02, 0x01, 0x00);
-  // SEQUENCE { OID 1.2.840.113549.1.1.1 (rsaEncryption), NULL }
-  const algorithm = Uint8Array.of(
-    0x30,
-    0x0d,
-    0x06,
-    0x09,
-    0x2a,
-    0x86,
-    0x48,
-    0x86,
-    0xf7,
-    0x0d,
-    0x01,
-    0x01,
-    0x01,
-    0x05,
-    0x00,
-  );
-  return der(0x30, concat(version, algorithm, der(0x04, pkcs1))) as Uint8Array<ArrayBuffer>;
+  const rsaEncryption = [0x30, 13, 6, 9, 0x2a, 0x86, 0x48, 0x86, 0xf7, 13, 1, 1, 1, 5, 0];
+  return new Uint8Array(der(0x30, [2, 1, 0, ...rsaEncryption, ...der(4, [...pkcs1])]));
 }
 
 /**

@@ -3,7 +3,7 @@ import type { ConnectionBuilder, ConnectionOptions } from "./connection.ts";
 import type { Logger } from "./logger.ts";
 import type { ParseOption } from "./response.ts";
 import type { SnakyHash } from "./snaky_hash.ts";
-import type { Jwk } from "./jwt.ts";
+import type { Jwk } from "./signing_keys.ts";
 import type { AccessToken } from "./access_token.ts";
 import type { Client } from "./client.ts";
 import type { OAuthResponse } from "./response.ts";

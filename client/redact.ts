@@ -20,10 +20,6 @@ function isFiltered(key: string, keys: ReadonlySet<string>): boolean {
   return keys.has(snakeCase(key));
 }
 
-function filteredKeys(): Set<string> {
-  return new Set(config.filteredDebugKeys.map(snakeCase));
-}
-
 /** The spellings of a snake_case key that free text may use. */
 function spellings(key: string): string[] {
   const camel = key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
@@ -54,19 +50,19 @@ function spellings(key: string): string[] {
  * ```
  */
 export function redact(value: unknown, secrets: readonly (string | undefined)[] = []): unknown {
-  return redactWith(value, secrets, { keys: filteredKeys(), label: config.filteredLabel });
+  return redactWith(value, secrets, config);
 }
 
-/** A label and key set fixed at one moment (a client's debug output keeps the one of its creation). */
+/** A label and keys fixed at one moment (a client's debug output keeps those of its creation). */
 export interface RedactionFilter {
-  keys: ReadonlySet<string>;
-  label: string;
+  /** Key names whose values are hidden. */
+  readonly filteredDebugKeys: readonly string[];
+  /** What is shown instead. */
+  readonly filteredLabel: string;
 }
 
-/** The current configuration as a {@linkcode RedactionFilter}. */
-export function currentFilter(): RedactionFilter {
-  return { keys: filteredKeys(), label: config.filteredLabel };
-}
+/** The keys of each key list in snake_case, made once per list (and length). */
+const snakeKeySets = new WeakMap<readonly string[], [number, ReadonlySet<string>]>();
 
 /** {@linkcode redact} with a given filter instead of the current configuration. */
 export function redactWith(
@@ -74,7 +70,13 @@ export function redactWith(
   secrets: readonly (string | undefined)[],
   filter: RedactionFilter,
 ): unknown {
-  const { keys, label } = filter;
+  const list = filter.filteredDebugKeys;
+  let made = snakeKeySets.get(list);
+  if (made?.[0] !== list.length) {
+    snakeKeySets.set(list, made = [list.length, new Set(list.map(snakeCase))]);
+  }
+  const keys = made[1];
+  const label = filter.filteredLabel;
   const literals = secrets.filter((s): s is string => typeof s === "string" && s.length >= 4)
     .sort((a, b) => b.length - a.length);
   return redactValue(value, keys, label, literals, 0);

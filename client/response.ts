@@ -3,8 +3,10 @@
  * rules of the Ruby gem's `OAuth2::Response` (docs/client.md).
  * @module
  */
-import { snakeCase, SnakyHash } from "./snaky_hash.ts";
+import { SnakyHash } from "./snaky_hash.ts";
 import type { OAuthError } from "./error.ts";
+import { mistyped } from "./config.ts";
+import { hashOf, mediaType, parseBody, PARSER_TYPES, PARSERS, type Raw } from "./parse.ts";
 
 /**
  * How a body is parsed: by content type (`automatic`) or forced.
@@ -51,10 +53,6 @@ export type Parser = (body: string, response: globalThis.Response) => unknown;
  */
 export type ParseOption = ParseMode | string | Parser | false;
 
-/** Registered parsers by name, and the content types that select them automatically. */
-const PARSERS = new Map<string, Parser>();
-const PARSER_TYPES = new Map<string, string>();
-
 /**
  * Options for parsing a response body.
  *
@@ -88,8 +86,6 @@ export interface ResponseOptions {
  */
 export type Parsed = SnakyHash | Record<string, unknown> | unknown[] | string | null;
 
-const JSON_TYPES = new Set(["application/json", "text/javascript", "application/javascript"]);
-
 /**
  * A response of the provider: status, headers, the body text and its parsed form.
  *
@@ -117,6 +113,8 @@ export class OAuthResponse {
   /** The error for a status of 400 or above when errors are not raised. */
   error?: OAuthError;
   #parsed?: { value: Parsed };
+  #raw?: Raw;
+  #contentType?: string | null;
 
   /**
    * Creates an instance.
@@ -142,13 +140,13 @@ export class OAuthResponse {
    */
   static registerParser(name: string, contentTypes: string[], parser: Parser): void {
     if (typeof name !== "string" || name === "") {
-      throw new TypeError(`registerParser: "name" must be a non-empty string`);
+      throw mistyped("registerParser", "name", "a non-empty string", name);
     }
     if (!Array.isArray(contentTypes) || contentTypes.some((t) => typeof t !== "string")) {
-      throw new TypeError(`registerParser: "contentTypes" must be an array of strings`);
+      throw mistyped("registerParser", "contentTypes", "an array of strings", contentTypes);
     }
     if (typeof parser !== "function") {
-      throw new TypeError(`registerParser: "parser" must be a function`);
+      throw mistyped("registerParser", "parser", "a function", parser);
     }
     PARSERS.set(name, parser);
     for (const t of contentTypes) PARSER_TYPES.set(t.toLowerCase(), name);
@@ -165,16 +163,10 @@ export class OAuthResponse {
   /** The media type of the body, lower case, without parameters; null when absent. */
   get contentType(): string | null {
     if (this.#contentType === undefined) {
-      const raw = this.headers.get("content-type");
-      const semi = raw ? raw.indexOf(";") : -1;
-      this.#contentType = raw
-        ? (semi < 0 ? raw : raw.slice(0, semi)).trim().toLowerCase() || null
-        : null;
+      this.#contentType = mediaType(this.headers.get("content-type"));
     }
     return this.#contentType;
   }
-
-  #contentType?: string | null;
 
   /**
    * The parsed body: form-encoded bodies and JSON objects give a `SnakyHash`
@@ -183,124 +175,33 @@ export class OAuthResponse {
    */
   get parsed(): Parsed {
     if (!this.#parsed) {
-      const raw = this.#raw();
-      let value: Parsed = raw.data;
-      if (raw.hash && this.options.snaky !== false) {
-        const Klass = this.options.snakyHashClass ?? SnakyHash;
-        value = new Klass(raw.data as Record<string, unknown>);
-      }
-      this.#parsed = { value };
+      const raw = this.#raw ??= this.#parse();
+      const Klass = this.options.snakyHashClass ?? SnakyHash;
+      this.#parsed = {
+        value: raw.hash && this.options.snaky !== false
+          ? new Klass(raw.data as Record<string, unknown>)
+          : raw.data as Parsed,
+      };
     }
     return this.#parsed.value;
   }
 
-  #rawCache?: { data: Parsed; hash: boolean };
-
-  /** The body parsed once, before any SnakyHash is built. */
-  #raw(): { data: Parsed; hash: boolean } {
-    const mode = this.options.parse ?? "automatic";
-    if (this.#rawCache) return this.#rawCache;
-    if (mode === false) return (this.#rawCache = asText(null));
-    let parser = typeof mode === "function" ? mode : undefined;
-    if (!parser && PARSERS.size > 0) {
-      const name = mode === "automatic" && this.contentType
-        ? PARSER_TYPES.get(this.contentType)
-        : mode;
-      parser = typeof name === "string" ? PARSERS.get(name) : undefined;
-    }
-    if (parser) {
-      const data = parser(this.body, this.response);
-      const hash = data !== null && typeof data === "object" && !Array.isArray(data) &&
-        Object.getPrototypeOf(data) === Object.prototype;
-      return (this.#rawCache = { data: data as Parsed, hash });
-    }
-    return (this.#rawCache = parseBody(
-      this.body,
-      mode as ParseMode,
-      mode === "automatic" ? this.contentType : null,
-    ));
-  }
-
   /**
-   * The parsed body as a plain object (keys in snake_case unless `snaky` is
-   * false) when it is a hash, else null. Cheaper than `parsed` when no
-   * SnakyHash is needed.
+   * The parsed body as a plain object of the caller's own (keys in
+   * snake_case unless `snaky` is false) when it is a hash, else null.
+   * Cheaper than `parsed` when no SnakyHash is needed.
    */
   get parsedHash(): Record<string, unknown> | null {
-    if (this.#parsed) {
-      const p = this.#parsed.value;
-      if (p instanceof SnakyHash) return p.toObject();
-    }
-    const raw = this.#raw();
-    if (!raw.hash) return null;
-    const data = raw.data as Record<string, unknown>;
-    return this.options.snaky === false ? { ...data } : snakeKeys(data) as Record<string, unknown>;
+    const p = this.#parsed?.value;
+    if (p instanceof SnakyHash) return p.toObject();
+    // A body parsed here for the first time is not kept: the caller may have it as it is.
+    const kept = this.#raw;
+    const raw = kept ?? this.#parse();
+    if (!raw.hash) this.#raw = raw;
+    return hashOf(raw, this.options.snaky, !kept);
   }
-}
 
-/** Parses a body by the gem's rules (`hash`: a JSON object or a form); `type` is the media type. */
-function parseBody(
-  body: string,
-  mode: ParseMode,
-  type: string | null,
-): { data: Parsed; hash: boolean } {
-  if (mode === "text") return asText(body);
-  if (isBlank(body)) return asText(null);
-  let data: unknown;
-  const kind = mode !== "automatic"
-    ? mode
-    : type === "application/x-www-form-urlencoded"
-    ? "query"
-    : type && (JSON_TYPES.has(type) || type.endsWith("+json"))
-    ? "json"
-    : /^\s*[[{]/.test(body)
-    ? "json"
-    : "text";
-  if (kind === "text") return asText(body);
-  if (kind === "query") {
-    data = Object.fromEntries(new URLSearchParams(body.trim()));
-  } else {
-    try {
-      data = JSON.parse(body);
-    } catch {
-      return asText(body);
-    }
+  #parse(): Raw {
+    return parseBody(this.body, this.response, this.options.parse, () => this.contentType);
   }
-  if (Array.isArray(data)) return asText(data);
-  if (data === null || typeof data !== "object") return asText(body);
-  return { data: data as Record<string, unknown>, hash: true };
-}
-
-function asText(data: Parsed): { data: Parsed; hash: boolean } {
-  return { data, hash: false };
-}
-
-/** Whether `text` is empty or whitespace; a body starting with a visible ASCII character is not copied. */
-function isBlank(text: string): boolean {
-  const c = text.charCodeAt(0);
-  if (c > 32 && c < 127) return false;
-  return text.trim() === "";
-}
-
-/** A deep copy of `value` with every object key in snake_case. */
-function snakeKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(snakeKeys);
-  if (value === null || typeof value !== "object") return value;
-  const source = value as Record<string, unknown>;
-  let flat = true;
-  for (const k in source) {
-    const v = source[k];
-    if ((v !== null && typeof v === "object") || snakeCase(k) !== k) {
-      flat = false;
-      break;
-    }
-  }
-  // The common token response: snake_case keys, no nesting, so a shallow copy does.
-  if (flat) return { ...source };
-  const out: Record<string, unknown> = {};
-  for (const k in value as Record<string, unknown>) {
-    const v = (value as Record<string, unknown>)[k];
-    out[snakeCase(k)] = v !== null && typeof v === "object" ? snakeKeys(v) : v;
-  }
-  return out;
 }

@@ -99,6 +99,18 @@ export const TOKEN_KEYS: readonly string[] = [
   "accessToken",
   "idToken",
 ];
+/** The fields of the token options that the token reads itself (the rest is `params`). */
+export const TOKEN_FIELDS: ReadonlySet<string> = new Set([
+  "refresh_token",
+  "expires_in",
+  "expires_at",
+  "expires_latency",
+  "expires",
+  "mode",
+  "header_format",
+  "param_name",
+  "token_name",
+]);
 /** The places a token can go. */
 export const PLACEMENTS: ReadonlySet<string> = new Set(["header", "query", "body"]);
 /** The current time in epoch seconds. */
@@ -114,21 +126,17 @@ export function toInteger(value: unknown): number | undefined {
 /** Epoch seconds from a number, a numeric string or a date string. */
 export function toEpoch(value: unknown): number | undefined {
   const n = toInteger(value);
-  if (n !== undefined) return n;
-  if (typeof value === "string") {
-    const ms = Date.parse(value);
-    if (Number.isFinite(ms)) return Math.floor(ms / 1000);
-  }
-  return undefined;
+  if (n !== undefined || typeof value !== "string") return n;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined;
 }
 
 /** Validates a `mode` option. */
 export function checkMode(mode: unknown): TokenMode {
-  if (typeof mode === "string" && PLACEMENTS.has(mode)) return mode as TokenPlacement;
-  if (typeof mode === "function") return mode as (verb: string) => TokenPlacement;
+  if (PLACEMENTS.has(mode as string) || typeof mode === "function") return mode as TokenMode;
   if (mode && typeof mode === "object" && !Array.isArray(mode)) {
     for (const [verb, p] of Object.entries(mode)) {
-      if (!PLACEMENTS.has(p as string)) {
+      if (!PLACEMENTS.has(p)) {
         throw new TypeError(`"mode.${verb}" must be "header", "query" or "body", got "${p}"`);
       }
     }
@@ -139,43 +147,4 @@ export function checkMode(mode: unknown): TokenMode {
       typeof mode === "string" ? `"${mode}"` : typeof mode
     }`,
   );
-}
-
-/** The fields `new AccessToken` reads from its options, and the rest (`params`). */
-export interface SplitTokenOptions {
-  params: Record<string, unknown>;
-  refresh_token?: unknown;
-  expires_in?: unknown;
-  expires_at?: unknown;
-  expires_latency?: unknown;
-  expires?: unknown;
-  mode?: unknown;
-  header_format?: unknown;
-  param_name?: unknown;
-  token_name?: unknown;
-}
-
-const OWN_FIELDS = new Set([
-  "refresh_token",
-  "expires_in",
-  "expires_at",
-  "expires_latency",
-  "expires",
-  "mode",
-  "header_format",
-  "param_name",
-  "token_name",
-]);
-
-/** Splits token options into the fields the token reads and `params` (without `skip`, the token's own field). */
-export function splitTokenOptions(
-  source: Record<string, unknown>,
-  skip: string | undefined,
-): SplitTokenOptions {
-  const out: SplitTokenOptions = { params: {} };
-  for (const key in source) {
-    if (OWN_FIELDS.has(key)) (out as unknown as Record<string, unknown>)[key] = source[key];
-    else if (key !== skip) out.params[key] = source[key];
-  }
-  return out;
 }

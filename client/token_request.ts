@@ -3,110 +3,30 @@
  * wire parameters, client authentication by `authScheme`, and `tokenMethod`.
  * @module
  */
-import type { Client } from "./client.ts";
-import { typeName } from "./config.ts";
-import { base64, formEncode, utf8 } from "./encoding.ts";
-import { importSigningKey, randomJti, signJwt } from "./jwt.ts";
+import type { BaseClient } from "./base_client.ts";
+import { mistyped } from "./config.ts";
+import { base64, utf8 } from "./encoding.ts";
 import type { RequestOptions, TokenMethod, TokenParams, Verb } from "./options.ts";
-import type { OAuthResponse } from "./response.ts";
-import { OAuthError } from "./error.ts";
 import { resendRebuilt } from "./internal.ts";
+import { formBody, formEncodeValue } from "./url.ts";
 
-/** Sends one request (the client's request with its secrets bound). */
-export type Send = (verb: Verb, url: string, opts: RequestOptions) => Promise<OAuthResponse>;
+/** Sends one request (the client's request with its secrets bound); the answer has the fetch `response`. */
+export type Send<T extends { response: globalThis.Response }> = (
+  verb: Verb,
+  url: string,
+  opts: RequestOptions,
+) => Promise<T>;
 
-/** The `client_assertion_type` of RFC 7523 §2.2. */
-export const JWT_BEARER_CLIENT_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+const FORM_TYPE = "application/x-www-form-urlencoded";
 
-/** Seconds a client assertion is valid. */
-const ASSERTION_LIFETIME = 60;
-
+/** Keys of token parameters that are the library's, not the wire's. */
 const LIBRARY_KEYS = new Set(["headers", "snaky", "snakyHashClass", "parse", "signal", "idToken"]);
 
-const assertionKeys = new WeakMap<Client, Promise<CryptoKey>>();
-
-const basicCache = new WeakMap<Client, string>();
+const basicCache = new WeakMap<BaseClient, string>();
 
 /** The `Authorization` value of RFC 6749 §2.3.1 (id and secret form-encoded first). */
 export function basicAuthorization(id: string, secret: string): string {
-  return `Basic ${base64(utf8(`${formEncode(id)}:${formEncode(secret)}`))}`;
-}
-
-function clientBasic(client: Client): string {
-  let value = basicCache.get(client);
-  if (value === undefined) {
-    value = basicAuthorization(client.id, client.secret);
-    basicCache.set(client, value);
-  }
-  return value;
-}
-
-function assertionAlg(client: Client): string {
-  const key = client.options.clientAssertionKey;
-  if (client.options.clientAssertionAlg) return client.options.clientAssertionAlg;
-  if (key && typeof key === "object" && "alg" in key && typeof key.alg === "string") return key.alg;
-  if (key && typeof key === "object" && "kty" in key) {
-    if (key.kty === "EC") return key.crv === "P-384" ? "ES384" : "ES256";
-    if (key.kty === "OKP") return "EdDSA";
-  }
-  return "RS256";
-}
-
-/** The algorithms the FAPI 2.0 Security Profile allows (§5.4). */
-const FAPI_ALGS = new Set(["PS256", "ES256", "EdDSA"]);
-
-/** The signing algorithm of `private_key_jwt` (and JAR), checked against the client's profile. */
-export function clientSigningAlg(client: Client): string {
-  const alg = assertionAlg(client);
-  if (client.options.profile === "fapi2" && !FAPI_ALGS.has(alg)) {
-    throw new TypeError(`FAPI 2.0 allows PS256, ES256 or EdDSA signatures, not "${alg}"`);
-  }
-  return alg;
-}
-
-/** The client's signing key for `alg` (imported once per client). */
-export function clientSigningKey(client: Client, alg: string): Promise<CryptoKey> {
-  const raw = client.options.clientAssertionKey;
-  if (!raw) throw new TypeError(`"clientAssertionKey" is required to sign for the client`);
-  let key = assertionKeys.get(client);
-  if (!key) {
-    key = importSigningKey(raw, alg);
-    assertionKeys.set(client, key);
-    key.catch(() => assertionKeys.delete(client));
-  }
-  return key;
-}
-
-/** The JWS header of the client's signatures: `kid` of a JWK key. */
-export function clientKeyHeader(client: Client): Record<string, unknown> {
-  const raw = client.options.clientAssertionKey;
-  return typeof raw === "object" && "kid" in raw && typeof raw.kid === "string"
-    ? { kid: raw.kid }
-    : {};
-}
-
-/**
- * Signs the `private_key_jwt` client assertion (RFC 7523 §2.2). Its `aud` is
- * the issuer when the client knows it (the FAPI 2.0 and RFC 7523bis answer to
- * audience injection), else `endpoint`.
- */
-export async function clientAssertion(client: Client, endpoint: string): Promise<string> {
-  const alg = clientSigningAlg(client);
-  const key = await clientSigningKey(client, alg);
-  const now = Math.floor(Date.now() / 1000);
-  return await signJwt(
-    {
-      iss: client.id,
-      sub: client.id,
-      aud: client.options.issuer ?? endpoint,
-      jti: randomJti(),
-      iat: now,
-      exp: now + ASSERTION_LIFETIME,
-    },
-    key,
-    alg,
-    clientKeyHeader(client),
-  );
+  return `Basic ${base64(utf8(`${formEncodeValue(id)}:${formEncodeValue(secret)}`))}`;
 }
 
 /**
@@ -118,87 +38,101 @@ export async function clientAssertion(client: Client, endpoint: string): Promise
  * @param send the request function
  * @param method overrides `client.options.tokenMethod`
  */
-export function tokenRequest(
-  client: Client,
+export function tokenRequest<T extends { response: globalThis.Response }>(
+  client: BaseClient,
   endpoint: string,
   params: TokenParams,
-  send: Send,
+  send: Send<T>,
   method: TokenMethod = client.options.tokenMethod,
-): Promise<OAuthResponse> {
-  if (params.headers !== undefined && (typeof params.headers !== "object" || !params.headers)) {
-    return Promise.reject(
-      new TypeError(`"params.headers" must be an object, got ${typeName(params.headers)}`),
-    );
-  }
-  const form: Record<string, unknown> = {};
-  for (const k in params) {
-    const v = params[k];
-    if (v !== undefined && v !== null && !LIBRARY_KEYS.has(k)) form[k] = v;
+): Promise<T> {
+  const extra = params.headers;
+  if (extra !== undefined && (typeof extra !== "object" || !extra)) {
+    return Promise.reject(mistyped("token request", "params.headers", "an object", extra));
   }
   const headers: Record<string, string> = {};
-  const extra = params.headers;
-  if (extra) { for (const k in extra) headers[k.toLowerCase()] = extra[k]; }
-  switch (client.options.authScheme) {
-    // The caller's credentials win over the client's (as in the gem's Authenticator).
-    case "basic_auth":
-      if (!("authorization" in headers)) headers.authorization = clientBasic(client);
-      break;
-    case "request_body":
-      if (!("client_id" in form)) form.client_id = client.id;
-      if (!("client_secret" in form)) form.client_secret = client.secret;
-      break;
-    case "tls_client_auth":
-      if (!("client_id" in form)) form.client_id = client.id;
-      break;
-    case "private_key_jwt": {
-      form.client_id = client.id;
-      form.client_assertion_type = JWT_BEARER_CLIENT_ASSERTION;
-      const attempt = () =>
-        clientAssertion(client, endpoint).then((assertion) =>
-          sendForm(
-            params,
-            { ...form, client_assertion: assertion },
-            { ...headers },
-            endpoint,
-            send,
-            method,
-          )
-        );
-      // A fresh assertion when the request must be sent again (a DPoP nonce challenge).
-      return attempt().then(
-        (res) => resendRebuilt.has(res.response) ? attempt() : res,
-        (e) => {
-          if (e instanceof OAuthError && resendRebuilt.has(e.response.response)) return attempt();
-          throw e;
-        },
-      );
+  for (const k in extra) headers[k.toLowerCase()] = extra[k];
+  // The client's authentication; the caller's credentials win (as in the gem's Authenticator),
+  // but for private_key_jwt, whose fields are the client's to set.
+  let auth: Record<string, string> | undefined;
+  const { id, secret, options: { authScheme } } = client;
+  if (authScheme === "basic_auth") {
+    if (!("authorization" in headers)) {
+      let basic = basicCache.get(client);
+      if (basic === undefined) basicCache.set(client, basic = basicAuthorization(id, secret));
+      headers.authorization = basic;
     }
+  } else if (authScheme === "private_key_jwt") {
+    const own = {
+      client_id: id,
+      client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+    };
+    const skip = new Set([...LIBRARY_KEYS, ...Object.keys(own), "client_assertion"]);
+    const attempt = () =>
+      import("./client_assertion.ts").then((m) => m.clientAssertion(client, endpoint)).then((
+        assertion,
+      ) =>
+        sendForm(
+          params,
+          { ...own, client_assertion: assertion },
+          { ...headers },
+          endpoint,
+          send,
+          method,
+          skip,
+        )
+      );
+    // A fresh assertion when the request must be sent again (a DPoP nonce challenge).
+    return attempt().then(
+      (res) => resendRebuilt.has(res.response) ? attempt() : res,
+      (e) => {
+        // An OAuthError (raiseErrors) with its response
+        if (resendRebuilt.has((e as { response?: { response: Response } })?.response?.response!)) {
+          return attempt();
+        }
+        throw e;
+      },
+    );
+  } else {
+    // request_body sends both; tls_client_auth only the id (the certificate authenticates).
+    auth = {};
+    if (params.client_id == null) auth.client_id = id;
+    if (authScheme === "request_body" && params.client_secret == null) auth.client_secret = secret;
   }
   // Not an async function: the common schemes need no await before sending.
-  return sendForm(params, form, headers, endpoint, send, method);
+  return sendForm(params, auth, headers, endpoint, send, method);
 }
 
-function sendForm(
+/** Sends `params` (but the keys in `skip`) and the client's `auth` fields as a form or a query. */
+function sendForm<T extends { response: globalThis.Response }>(
   params: TokenParams,
-  form: Record<string, unknown>,
+  auth: Record<string, string> | undefined,
   headers: Record<string, string>,
   endpoint: string,
-  send: Send,
+  send: Send<T>,
   method: TokenMethod,
-): Promise<OAuthResponse> {
-  if (!("accept" in headers)) headers.accept = "application/json";
-  const options: RequestOptions = { headers };
-  if (params.snaky !== undefined) options.snaky = params.snaky as boolean;
-  if (params.snakyHashClass) {
-    options.snakyHashClass = params.snakyHashClass as RequestOptions["snakyHashClass"];
+  skip: ReadonlySet<string> = LIBRARY_KEYS,
+): Promise<T> {
+  headers.accept ??= "application/json";
+  const options: RequestOptions = { headers, signal: params.signal };
+  if (params.snaky !== undefined) options.snaky = params.snaky;
+  if (params.snakyHashClass) options.snakyHashClass = params.snakyHashClass;
+  if (params.parse !== undefined) options.parse = params.parse;
+  const query = method === "get" || method === "post_with_query_string";
+  const type = query ? headers["content-type"] : headers["content-type"] ??= FORM_TYPE;
+  if (query || type !== FORM_TYPE) {
+    // The wire parameters as a record: for the query, or a body of the caller's content type.
+    const form: Record<string, unknown> = {};
+    for (const k in params) if (!skip.has(k) && params[k] != null) form[k] = params[k];
+    Object.assign(form, auth);
+    if (query) {
+      options.params = form as RequestOptions["params"];
+      return send(method === "get" ? "get" : "post", endpoint, options);
+    }
+    options.body = form;
+  } else {
+    const own = formBody(params, skip);
+    const added = auth ? formBody(auth) : "";
+    options.body = own && added ? `${own}&${added}` : own || added;
   }
-  if (params.parse !== undefined) options.parse = params.parse as RequestOptions["parse"];
-  if (params.signal) options.signal = params.signal as AbortSignal;
-  if (method === "get" || method === "post_with_query_string") {
-    options.params = form as RequestOptions["params"];
-    return send(method === "get" ? "get" : "post", endpoint, options);
-  }
-  if (!("content-type" in headers)) headers["content-type"] = "application/x-www-form-urlencoded";
-  options.body = form;
   return send("post", endpoint, options);
 }

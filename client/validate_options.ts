@@ -1,16 +1,51 @@
 /** Argument checks of `new Client(...)`: a TypeError naming the argument. @module */
-import { typeName } from "./config.ts";
+import { isRecord, mistyped, typeName } from "./config.ts";
 import type { ConnectionOptions } from "./connection.ts";
-import { isLogger } from "./logger.ts";
 import type { ClientOptions } from "./options.ts";
 
-const SCHEMES = new Set(["basic_auth", "request_body", "tls_client_auth", "private_key_jwt"]);
-const TOKEN_METHODS = new Set(["post", "get", "post_with_query_string"]);
+const SCHEMES = ["basic_auth", "request_body", "tls_client_auth", "private_key_jwt"];
+const TOKEN_METHODS = ["post", "get", "post_with_query_string"];
 
-function checkString(value: unknown, name: string, where: string): void {
-  if (value !== undefined && typeof value !== "string") {
-    throw new TypeError(`${where}: "${name}" must be a string, got ${typeName(value)}`);
+const isFunction = (v: unknown) => typeof v === "function";
+const isString = (v: unknown) => typeof v === "string";
+const oneOf = (values: string[]) =>
+  [
+    (v: unknown) => values.includes(v as string),
+    `one of ${values.join(", ")}`,
+  ] as const;
+
+/** Each option with its check and what it must be (absent options are not checked). */
+const RULES: [string, (v: unknown) => boolean, string][] = [
+  ["site", (v) => isString(v) && absolute(v as string), "an absolute URL"],
+  ["authorizeUrl", isString, "a string"],
+  ["tokenUrl", isString, "a string"],
+  ["revokeUrl", isString, "a string"],
+  ["redirectUri", isString, "a string"],
+  ["authScheme", ...oneOf(SCHEMES)],
+  ["tokenMethod", ...oneOf(TOKEN_METHODS)],
+  ["maxRedirects", (v) => Number.isInteger(v) && (v as number) >= 0, "a non-negative integer"],
+  ["connectionOpts", isRecord, "an object"],
+  ["logger", isLogger, "a logger (debug, info, warn and error methods)"],
+  ["connectionBuild", isFunction, "a function"],
+  ["credentialHeaders", isHeaderNames, "an array of header names"],
+  ["profile", (v) => v === "fapi2", `"fapi2" or absent`],
+];
+
+function absolute(url: string): boolean {
+  try {
+    return !!new URL(url);
+  } catch {
+    return false;
   }
+}
+
+function isLogger(v: unknown): boolean {
+  return isRecord(v) &&
+    ["debug", "info", "warn", "error"].every((m) => isFunction((v as Record<string, unknown>)[m]));
+}
+
+function isHeaderNames(v: unknown): boolean {
+  return Array.isArray(v) && v.every((h) => isString(h) && h !== "");
 }
 
 /**
@@ -24,63 +59,23 @@ export function validateClientArguments(
   secret: unknown,
   options: ClientOptions,
 ): ConnectionOptions {
-  if (typeof id !== "string") {
-    throw new TypeError(`Client: "id" must be a string, got ${typeName(id)}`);
-  }
-  if (typeof secret !== "string") {
-    throw new TypeError(`Client: "secret" must be a string, got ${typeName(secret)}`);
-  }
-  if (!options || typeof options !== "object" || Array.isArray(options)) {
-    throw new TypeError(`Client: "options" must be an object, got ${typeName(options)}`);
-  }
-  for (const k of ["site", "authorizeUrl", "tokenUrl", "revokeUrl", "redirectUri"] as const) {
-    checkString(options[k], k, "Client");
-  }
-  if (options.site !== undefined) {
-    try {
-      new URL(options.site);
-    } catch {
-      throw new TypeError(`Client: "site" must be an absolute URL, got "${options.site}"`);
+  if (!isString(id)) throw mistyped("Client", "id", "a string", id);
+  if (!isString(secret)) throw mistyped("Client", "secret", "a string", secret);
+  if (!isRecord(options)) throw mistyped("Client", "options", "an object", options);
+  for (const [name, ok, expected] of RULES) {
+    const value = (options as Record<string, unknown>)[name];
+    if (value !== undefined && !ok(value)) {
+      const got = isString(value) ? `"${value}"` : typeName(value);
+      throw new TypeError(`Client: "${name}" must be ${expected}, got ${got}`);
     }
   }
-  if (options.authScheme !== undefined && !SCHEMES.has(options.authScheme)) {
-    throw new TypeError(
-      `Client: "authScheme" must be one of ${[...SCHEMES].join(", ")}, got "${options.authScheme}"`,
-    );
-  }
-  if (options.tokenMethod !== undefined && !TOKEN_METHODS.has(options.tokenMethod)) {
-    throw new TypeError(
-      `Client: "tokenMethod" must be one of ${[...TOKEN_METHODS].join(", ")}, ` +
-        `got "${options.tokenMethod}"`,
-    );
-  }
-  if (
-    options.maxRedirects !== undefined &&
-    !(Number.isInteger(options.maxRedirects) && options.maxRedirects >= 0)
-  ) {
-    throw new TypeError(`Client: "maxRedirects" must be a non-negative integer`);
-  }
   const conn = options.connectionOpts ?? {};
-  if (typeof conn !== "object" || Array.isArray(conn)) {
-    throw new TypeError(`Client: "connectionOpts" must be an object, got ${typeName(conn)}`);
+  const { timeout, fetch } = conn;
+  if (timeout !== undefined && !(typeof timeout === "number" && timeout >= 0)) {
+    throw mistyped("Client", "connectionOpts.timeout", "a number of milliseconds", timeout);
   }
-  if (conn.timeout !== undefined && (typeof conn.timeout !== "number" || conn.timeout < 0)) {
-    throw new TypeError(`Client: "connectionOpts.timeout" must be a number of milliseconds`);
-  }
-  if (conn.fetch !== undefined && typeof conn.fetch !== "function") {
-    throw new TypeError(`Client: "connectionOpts.fetch" must be a function`);
-  }
-  if (options.logger !== undefined && !isLogger(options.logger)) {
-    throw new TypeError(`Client: "logger" must have debug, info, warn and error methods`);
-  }
-  if (options.connectionBuild !== undefined && typeof options.connectionBuild !== "function") {
-    throw new TypeError(`Client: "connectionBuild" must be a function`);
-  }
-  checkHeaderNames(options.credentialHeaders, 'Client: "credentialHeaders"');
-  if (options.profile !== undefined && options.profile !== "fapi2") {
-    throw new TypeError(
-      `Client: "profile" must be "fapi2" or absent, got ${typeName(options.profile)}`,
-    );
+  if (fetch !== undefined && !isFunction(fetch)) {
+    throw mistyped("Client", "connectionOpts.fetch", "a function", fetch);
   }
   if (options.authScheme === "private_key_jwt" && !options.clientAssertionKey) {
     throw new TypeError(`Client: "clientAssertionKey" is required for private_key_jwt`);
@@ -89,9 +84,8 @@ export function validateClientArguments(
 }
 
 /** Checks a list of header names (`credentialHeaders`). */
-export function checkHeaderNames(value: unknown, what: string): void {
-  if (value === undefined) return;
-  if (!Array.isArray(value) || value.some((v) => typeof v !== "string" || v === "")) {
-    throw new TypeError(`${what} must be an array of header names, got ${typeName(value)}`);
+export function checkHeaderNames(value: unknown, where: string): void {
+  if (value !== undefined && !isHeaderNames(value)) {
+    throw mistyped(where, "credentialHeaders", "an array of header names", value);
   }
 }

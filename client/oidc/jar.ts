@@ -6,7 +6,7 @@
  */
 import type { Client } from "../client.ts";
 import { randomJti, signJwt } from "../jwt.ts";
-import { clientKeyHeader, clientSigningAlg, clientSigningKey } from "../token_request.ts";
+import { clientKeyHeader, clientSigningAlg, clientSigningKey } from "../client_assertion.ts";
 
 /** Seconds a request object is valid (FAPI: `exp` at most 60 minutes after `nbf`). */
 const REQUEST_OBJECT_LIFETIME = 300;

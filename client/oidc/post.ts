@@ -6,7 +6,7 @@
  * @module
  */
 import type { Client } from "../client.ts";
-import { internalRequest } from "../internal.ts";
+import { internalRequest } from "../request.ts";
 import type { ClientOptions, TokenParams } from "../options.ts";
 import type { OAuthResponse } from "../response.ts";
 import { tokenRequest } from "../token_request.ts";

@@ -1,8 +1,8 @@
 /** The JWT bearer assertion grant (RFC 7523 §2.1), signed with WebCrypto. @module */
 import type { AccessToken, AccessTokenOptions } from "../access_token.ts";
 import type { Client } from "../client.ts";
-import { typeName } from "../config.ts";
-import { importSigningKey, type SigningKeyInput, signJwt } from "../jwt.ts";
+import { isRecord, mistyped } from "../config.ts";
+import type { SigningKeyInput } from "../signing_keys.ts";
 import type { TokenParams } from "../options.ts";
 import { objectParam } from "./auth_code.ts";
 
@@ -86,26 +86,22 @@ export class Assertion {
     params?: TokenParams,
     accessTokenOpts?: AccessTokenOptions,
   ): Promise<AccessToken> {
-    if (!claims || typeof claims !== "object" || Array.isArray(claims)) {
-      throw new TypeError(
-        `assertion.getToken: "claims" must be an object, got ${typeName(claims)}`,
-      );
-    }
+    const where = "assertion.getToken";
+    if (!isRecord(claims)) throw mistyped(where, "claims", "an object", claims);
     if (claims.exp !== undefined && !Number.isInteger(claims.exp)) {
-      throw new TypeError(`assertion.getToken: "claims.exp" must be integer epoch seconds`);
+      throw mistyped(where, "claims.exp", "integer epoch seconds", claims.exp);
     }
     if (!encoding || typeof encoding !== "object") {
-      throw new TypeError(
-        `assertion.getToken: "encoding" must be { algorithm, key }, got ${typeName(encoding)}`,
-      );
+      throw mistyped(where, "encoding", "{ algorithm, key }", encoding);
     }
     if (typeof encoding.algorithm !== "string") {
-      throw new TypeError(`assertion.getToken: "encoding.algorithm" must be a string`);
+      throw mistyped(where, "encoding.algorithm", "a string", encoding.algorithm);
     }
     if (encoding.key === undefined || encoding.key === null) {
-      throw new TypeError(`assertion.getToken: "encoding.key" is required`);
+      throw mistyped(where, "encoding.key", "a key", encoding.key);
     }
-    const p = objectParam(params, "params", "assertion.getToken");
+    const p = objectParam(params, where);
+    const { importSigningKey, signJwt } = await import("../jwt.ts");
     const key = await importSigningKey(encoding.key, encoding.algorithm);
     const assertion = await signJwt(
       claims,

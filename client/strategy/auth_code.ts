@@ -1,7 +1,7 @@
 /** The authorization code grant (RFC 6749 §4.1) with PKCE (RFC 7636). @module */
 import type { AccessToken, AccessTokenOptions } from "../access_token.ts";
 import type { Client } from "../client.ts";
-import { typeName } from "../config.ts";
+import { isRecord, mistyped, typeName } from "../config.ts";
 import type { TokenParams } from "../options.ts";
 
 /**
@@ -49,17 +49,12 @@ export interface AuthCodeTokenParams extends TokenParams {
   code_verifier?: string;
 }
 
-/** Checks that `params` is a plain object (or absent); returns a copy. */
-export function objectParam<T extends object>(
-  params: T | undefined,
-  name: string,
-  where: string,
-): T {
-  if (params === undefined || params === null) return {} as T;
-  if (typeof params !== "object" || Array.isArray(params)) {
-    throw new TypeError(`${where}: "${name}" must be an object, got ${typeName(params)}`);
+/** Checks that `params` is a plain object (or absent): copy it with the grant's own fields. */
+export function objectParam<T extends object>(params: T | undefined, where: string): T {
+  if (params !== undefined && params !== null && !isRecord(params)) {
+    throw mistyped(where, "params", "an object", params);
   }
-  return { ...params };
+  return params ?? {} as T;
 }
 
 /** The authorize URL of the code and implicit grants (gem: `authorize_params.merge(params)`). */
@@ -69,7 +64,7 @@ export function strategyAuthorizeUrl(
   params: AuthorizeParams | undefined,
   where: string,
 ): string {
-  const p = objectParam(params, "params", where);
+  const p = objectParam(params, where);
   if (client.options.profile === "fapi2") {
     throw new TypeError(
       `${where}: FAPI 2.0 sends authorization requests only by PAR (pushAuthorizationRequest)`,
@@ -135,11 +130,10 @@ export class AuthCode {
         ),
       );
     }
-    const p = objectParam(params, "params", "authCode.getToken");
-    const redirect_uri = p.redirect_uri ?? this.#client.options.redirectUri;
-    return this.#client.getToken(
-      { ...p, ...(redirect_uri ? { redirect_uri } : {}), grant_type: "authorization_code", code },
-      accessTokenOpts,
-    );
+    const p: AuthCodeTokenParams = { ...objectParam(params, "authCode.getToken") };
+    p.redirect_uri ??= this.#client.options.redirectUri;
+    p.grant_type = "authorization_code";
+    p.code = code;
+    return this.#client.getToken(p, accessTokenOpts);
   }
 }

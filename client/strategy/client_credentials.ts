@@ -44,12 +44,11 @@ export class ClientCredentials {
    * @throws {OAuthError} when the provider refuses
    */
   getToken(params?: TokenParams, accessTokenOpts?: AccessTokenOptions): Promise<AccessToken> {
-    let p: TokenParams;
     try {
-      p = objectParam(params, "params", "clientCredentials.getToken");
+      const p = objectParam(params, "clientCredentials.getToken");
+      return this.#client.getToken({ ...p, grant_type: "client_credentials" }, accessTokenOpts);
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.#client.getToken({ ...p, grant_type: "client_credentials" }, accessTokenOpts);
   }
 }

@@ -1,9 +1,11 @@
 /** The resource owner password credentials grant (RFC 6749 §4.3; omitted from OAuth 2.1). @module */
 import type { AccessToken, AccessTokenOptions } from "../access_token.ts";
 import type { Client } from "../client.ts";
-import { typeName } from "../config.ts";
+import { mistyped } from "../config.ts";
 import type { TokenParams } from "../options.ts";
 import { objectParam } from "./auth_code.ts";
+
+const WHERE = "password.getToken";
 
 /**
  * Exchanges a username and password for a token.
@@ -50,17 +52,16 @@ export class Password {
     params?: TokenParams,
     accessTokenOpts?: AccessTokenOptions,
   ): Promise<AccessToken> {
-    for (const [name, value] of [["username", username], ["password", password]] as const) {
-      if (typeof value !== "string") {
-        return Promise.reject(
-          new TypeError(`password.getToken: "${name}" must be a string, got ${typeName(value)}`),
-        );
-      }
+    try {
+      if (typeof username !== "string") throw mistyped(WHERE, "username", "a string", username);
+      if (typeof password !== "string") throw mistyped(WHERE, "password", "a string", password);
+      const p = objectParam(params, WHERE);
+      return this.#client.getToken(
+        { ...p, grant_type: "password", username, password },
+        accessTokenOpts,
+      );
+    } catch (e) {
+      return Promise.reject(e);
     }
-    const p = objectParam(params, "params", "password.getToken");
-    return this.#client.getToken(
-      { ...p, grant_type: "password", username, password },
-      accessTokenOpts,
-    );
   }
 }

@@ -1,5 +1,6 @@
 /** Client: URL rules, requests, redirects, connection options, client authentication. */
 import assert from "node:assert/strict";
+import FakeTimers from "@sinonjs/fake-timers";
 import { Client, ConnectionError, OAuthError, type OAuthResponse } from "../../mod.ts";
 import { json, startStub } from "./_stub.ts";
 
@@ -234,42 +235,54 @@ Deno.test("timeout: a slow provider gives a ConnectionError naming the URL and t
   release();
 });
 
-Deno.test("every request has a finite default timeout of 30 s", async () => {
-  const asked: number[] = [];
-  const realTimeout = AbortSignal.timeout;
-  let seen: AbortSignal | null | undefined;
-  AbortSignal.timeout = (ms: number) => {
-    asked.push(ms);
-    return realTimeout.call(AbortSignal, ms);
-  };
+Deno.test("every request has a finite default timeout of 30 s (connectionOpts.timeout changes it)", async () => {
+  // A provider that never answers, on a fake clock: each request is aborted when its own
+  // timeout has passed, not a moment sooner, and the adapter sees the abort.
+  const clock = FakeTimers.withGlobal(globalThis).install({
+    toFake: ["setTimeout", "clearTimeout", "performance", "Date"],
+  });
   try {
-    const client = new Client("id", SECRET, { site: "https://provider.invalid" });
-    const other = new Client("id", SECRET, {
+    const outcomes: unknown[] = [];
+    const signals: AbortSignal[] = [];
+    const silent = (input: RequestInfo | URL) =>
+      new Promise<Response>((_, reject) => {
+        const signal = (input as Request).signal;
+        signals.push(signal);
+        signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+    const client = new Client("id", SECRET, {
       site: "https://provider.invalid",
-      connectionOpts: {
-        timeout: 1234,
-        fetch: (input) => {
-          seen = (input as Request).signal;
-          return Promise.resolve(json({ access_token: "t" }));
-        },
-      },
+      connectionBuild: (b) => void b.adapter(silent),
     });
-    await other.clientCredentials.getToken();
-    // the default client, through an adapter-free path: stop at the adapter with a middleware
-    const viaMiddleware = new Client("id", SECRET, {
+    const quick = new Client("id", SECRET, {
       site: "https://provider.invalid",
-      connectionBuild: (b) => void b.use(() => Promise.resolve(json({ access_token: "t" }))),
+      connectionOpts: { timeout: 1234, fetch: silent },
     });
-    await viaMiddleware.clientCredentials.getToken();
     assert.equal(client.options.connectionOpts.timeout, undefined);
+    const settle = (p: Promise<unknown>) =>
+      p.then((v) => outcomes.push(v), (e) => outcomes.push(e));
+    const requests = [
+      settle(client.clientCredentials.getToken()),
+      settle(quick.clientCredentials.getToken()),
+    ];
+    await clock.tickAsync(1233);
+    assert.equal(outcomes.length, 0);
+    await clock.tickAsync(1);
+    await requests[1];
+    assert.equal(outcomes.length, 1, "the 1234 ms request is aborted at 1234 ms");
+    await clock.tickAsync(30_000 - 1234 - 1);
+    assert.equal(outcomes.length, 1, "the default request is still waiting at 29,999 ms");
+    await clock.tickAsync(1);
+    await requests[0];
+    for (const e of outcomes) {
+      assert.ok(e instanceof ConnectionError && e.kind === "timeout", String(e));
+    }
+    assert.match(String(outcomes[0]), /timeout of 1234 ms/);
+    assert.match(String(outcomes[1]), /timeout of 30000 ms/);
+    assert.ok(signals.length === 2 && signals.every((s) => s.aborted), "the adapter saw the abort");
   } finally {
-    AbortSignal.timeout = realTimeout;
+    clock.uninstall();
   }
-  // each timeout fires no sooner than asked and at most 1 % later (requests share a timer)
-  assert.equal(asked.length, 2);
-  assert.ok(asked[0] >= 1234 && asked[0] <= 1234 * 1.01 + 1, String(asked[0]));
-  assert.ok(asked[1] >= 30_000 && asked[1] <= 30_300, String(asked[1]));
-  assert.ok(seen instanceof AbortSignal, "the adapter's request carries the timeout signal");
 });
 
 Deno.test("connectionOpts: default headers, fetch adapter; connectionBuild: middleware in order", async () => {
