@@ -7,7 +7,7 @@
  * its fastest pool size (one connection here: `deno task bench`'s sweep) and,
  * for reference, at 4; the own client also with unnamed statements (poolers).
  *
- *   deno run -A bench/pg_pipeline.ts [postgres-url]
+ *   deno run --lock=deno.dev.lock -A bench/pg_pipeline.ts [postgres-url]
  */
 import postgres from "postgres";
 import { Pool } from "../server/db/pg/pool.ts";

@@ -18,6 +18,9 @@ import { pgDump } from "pglite-tools-pg17/pg_dump";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLITE_PG_MAJOR } from "../server/db/pglite.ts";
 
+/** The PGlite of earlier versions (tests/server/db/pglite_upgrade_test.ts makes a directory with it). */
+export { PGlite17 };
+
 /** The major this script reads; the one it writes is PGLITE_PG_MAJOR. */
 const FROM_MAJOR = "17";
 

@@ -7,12 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { bcrypt } from "hash-wasm";
-import { PGlite as PGlite17 } from "pglite-pg17";
 import { createApp } from "../../../server/app.ts";
 import { readConfig } from "../../../server/config.ts";
 import { type Db, openDb, type Queryable } from "../../../server/db/db.ts";
 import { migrate } from "../../../server/db/migrate.ts";
 import { PGLITE_PG_MAJOR } from "../../../server/db/pglite.ts";
+import { PGlite17 } from "../../../scripts/pglite_upgrade.ts";
 import { Logger } from "../../../server/observe/log.ts";
 import { BASE_ENV } from "../../helpers/server.ts";
 
