@@ -256,11 +256,11 @@ ${notPortedRows.join("\n")}
 
 ## The upstream auth-js tests
 
-The official client's own integration tests (\`@supabase/auth-js\`, vendored in
-\`tests/upstream/auth-js/\`) also run against this server in \`deno task test\`, with the GoTrue
-instances they expect recreated as our server; every test passes or is listed with its reason in
-\`tests/upstream/auth-js/EXPECTED.md\` ([upstream.md](upstream.md)). The counts of the last full
-run (\`tests/upstream/auth-js/upstream_test.ts\` checks them):
+The official client's own integration tests (\`@supabase/auth-js\`) are ported to tests of ours in
+\`tests/upstream/auth-js/\` that drive the published client against this server, set up as the
+GoTrue instances they expect, in \`deno task test\`; every upstream case is ported or listed as out
+of scope with its reason ([upstream.md](upstream.md)). The counts
+(\`tests/upstream/auth-js/upstream_test.ts\` checks them):
 
 ${upstreamCounts()}
 
