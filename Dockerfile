@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # The auth server as one binary (deno compile) on a slim base, run as a
-# non-root user. Build: docker build -t authsvc .   Run: see compose.yaml and
-# docs/operations.md.
+# non-root user. The image is built by CI (the development machines cannot run
+# Docker); by hand: docker build -t authsvc .   Run: the README's docker run
+# line, compose.yaml, docs/operations.md.
 
 ARG DENO_VERSION=2.9.6
 
@@ -23,6 +24,9 @@ FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /out/authsvc /usr/local/bin/authsvc
 # PGlite's data (when DATABASE_URL is unset) and the generated JWT secret.
 COPY --from=build --chown=65532:65532 /out/data /data
+# Declared after the COPY, so a new volume starts as that directory (owned by the
+# server's user): docker run -v authsvc-data:/data ... keeps the data across containers.
+VOLUME /data
 ENV AUTHSVC_API_HOST=0.0.0.0 \
     PORT=8081 \
     AUTHSVC_DB_DATA_DIR=/data

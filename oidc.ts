@@ -2,9 +2,16 @@
  * OpenID Connect and recent OAuth extensions for `@authsvc/oauth2`, as a
  * separate entry point so that the core stays small: ID token validation
  * on WebCrypto ({@linkcode idTokenVerifier}, {@linkcode validateIdToken}),
- * {@linkcode userinfo}, token {@linkcode introspect}ion (RFC 7662) and
- * pushed authorization requests ({@linkcode pushAuthorizationRequest},
- * RFC 9126). Discovery is `Client.discover` in the core.
+ * the authorization response with RFC 9207 `iss` and JARM
+ * ({@linkcode validateAuthorizationResponse}), {@linkcode userinfo}, token
+ * {@linkcode introspect}ion (RFC 7662), pushed authorization requests
+ * ({@linkcode pushAuthorizationRequest}, RFC 9126) and signed request
+ * objects (RFC 9101), DPoP (RFC 9449), the device grant (RFC 8628), CIBA
+ * poll mode, token exchange ({@linkcode exchangeToken}, RFC 8693),
+ * protected resource metadata (RFC 9728) and, for resource servers,
+ * {@linkcode jwtAccessTokenVerifier} (RFC 9068). Discovery is
+ * `Client.discover` in the core; `profile: "fapi2"` there keeps the FAPI
+ * 2.0 Security Profile.
  *
  * @example Authorization code with an ID token
  * ```ts ignore
@@ -31,8 +38,38 @@ export {
   introspect,
   type Introspection,
   pushAuthorizationRequest,
+  type PushOptions,
   userinfo,
 } from "./client/oidc/endpoints.ts";
+export {
+  type AuthorizationResponse,
+  type AuthorizationResponseChecks,
+  validateAuthorizationResponse,
+} from "./client/oidc/authorization_response.ts";
+export { authorizationUrlWithRequestObject, requestObject } from "./client/oidc/jar.ts";
+export {
+  type BackchannelAuthentication,
+  CIBA_GRANT,
+  pollBackchannelToken,
+  startBackchannelAuthentication,
+} from "./client/oidc/ciba.ts";
+export {
+  exchangeToken,
+  TOKEN_EXCHANGE_GRANT,
+  type TokenExchangeRequest,
+} from "./client/oidc/token_exchange.ts";
+export {
+  discoverProtectedResource,
+  type ProtectedResourceMetadata,
+  type ProtectedResourceOptions,
+  resourceMetadataUrl,
+} from "./client/oidc/protected_resource.ts";
+export {
+  type JwtAccessTokenClaims,
+  type JwtAccessTokenOptions,
+  jwtAccessTokenVerifier,
+  type VerifyAccessToken,
+} from "./client/oidc/resource_server.ts";
 export { createDpop, type Dpop, type DpopOptions } from "./client/oidc/dpop.ts";
 export {
   DEVICE_CODE_GRANT,

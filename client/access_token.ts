@@ -11,11 +11,12 @@ import { OAuthError } from "./error.ts";
 import type { RequestOptions, TokenParams, Verb } from "./options.ts";
 import { snakeCase, SnakyHash } from "./snaky_hash.ts";
 import { internalRequest } from "./internal.ts";
+import { authorizationHeader, placementFor, withToken } from "./token_placement.ts";
 import {
   type AccessTokenOptions,
   checkMode,
   nowSeconds,
-  PLACEMENTS,
+  splitTokenOptions,
   toEpoch,
   toInteger,
   TOKEN_KEYS,
@@ -108,43 +109,18 @@ export class AccessToken {
     this.client = client;
     this.token = token;
     const source = opts instanceof SnakyHash ? opts.toObject() : opts;
-    const params: Record<string, unknown> = {};
-    let refresh_token, expires_in, expires_at, expires_latency, expires;
-    let mode, header_format, param_name, token_name;
-    for (const key in source) {
-      const value = source[key];
-      switch (key) {
-        case "refresh_token":
-          refresh_token = value;
-          break;
-        case "expires_in":
-          expires_in = value;
-          break;
-        case "expires_at":
-          expires_at = value;
-          break;
-        case "expires_latency":
-          expires_latency = value;
-          break;
-        case "expires":
-          expires = value;
-          break;
-        case "mode":
-          mode = value;
-          break;
-        case "header_format":
-          header_format = value;
-          break;
-        case "param_name":
-          param_name = value;
-          break;
-        case "token_name":
-          token_name = value;
-          break;
-        default:
-          if (key !== skip) params[key] = value;
-      }
-    }
+    const {
+      params,
+      refresh_token,
+      expires_in,
+      expires_at,
+      expires_latency,
+      expires,
+      mode,
+      header_format,
+      param_name,
+      token_name,
+    } = splitTokenOptions(source, skip);
     if (refresh_token !== undefined && refresh_token !== null && refresh_token !== "") {
       this.refreshToken = String(refresh_token);
     }
@@ -293,19 +269,16 @@ export class AccessToken {
 
   /** The Authorization header this token sends in header mode. */
   headers(): Record<string, string> {
-    return { Authorization: this.options.header_format.replace("%s", this.token) };
+    return authorizationHeader(this.token, this.options);
   }
 
   /** Where the token goes for `verb`. */
   placement(verb: string): TokenPlacement {
-    const mode = this.options.mode;
-    const placement = typeof mode === "function"
-      ? mode(verb)
-      : typeof mode === "object"
-      ? mode[verb] ?? mode[verb.toUpperCase()] ?? "header"
-      : mode;
-    if (!PLACEMENTS.has(placement)) {
-      throw new TypeError(`"mode" gave "${placement}" for ${verb}; use header, query or body`);
+    const placement = placementFor(this.options.mode, verb);
+    if (placement !== "header" && this.client.options.profile === "fapi2") {
+      throw new TypeError(
+        `FAPI 2.0 sends tokens only in the Authorization header, not the ${placement}`,
+      );
     }
     return placement;
   }
@@ -350,39 +323,12 @@ export class AccessToken {
   }
 
   #send(verb: Verb, path: string, opts: RequestOptions): Promise<OAuthResponse> {
-    const o: RequestOptions = { ...opts };
-    const name = this.options.param_name;
     const placement = this.placement(verb);
-    switch (placement) {
-      case "header":
-        o.headers = { ...opts.headers, ...this.headers() };
-        break;
-      case "query":
-        o.params = { ...opts.params, [name]: this.token };
-        break;
-      case "body":
-        if (verb === "get" || verb === "head") {
-          // fetch sends no body with GET/HEAD: the token would silently be left out
-          throw new TypeError(
-            `"mode" body cannot carry the token on ${verb.toUpperCase()}; use header or query`,
-          );
-        }
-        if (typeof opts.body === "string") {
-          o.body = `${opts.body}${opts.body ? "&" : ""}${new URLSearchParams({
-            [name]: this.token,
-          })}`;
-        } else if (opts.body instanceof Uint8Array) {
-          throw new TypeError(`"body" cannot carry the token as bytes; use a record or a string`);
-        } else {
-          o.body = { ...opts.body, [name]: this.token };
-        }
-        break;
-    }
     return internalRequest(
       this.client,
       verb,
       path,
-      o,
+      withToken(this.token, this.options, placement, verb, opts),
       [this.token, this.refreshToken],
       placement === "body",
     );

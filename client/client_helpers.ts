@@ -16,6 +16,7 @@ import { OAuthError } from "./error.ts";
 import type { RequestOptions, TokenParams } from "./options.ts";
 import type { OAuthResponse } from "./response.ts";
 import { formBody } from "./url.ts";
+import { provenWithDpop } from "./internal.ts";
 
 /** The options with the assertion key and TLS key replaced by the filtered label. */
 export function redactOptions(options: ResolvedClientOptions): Record<string, unknown> {
@@ -36,6 +37,9 @@ const SECRET_PARAMS = [
   "code_verifier",
   "assertion",
   "device_code",
+  "auth_req_id",
+  "subject_token",
+  "actor_token",
 ];
 
 /** Secret wire values of a token request (password, code ...), for redaction. */
@@ -94,6 +98,36 @@ export function buildToken(
       secrets,
     });
   }
+  checkSenderConstraint(client, response, token.params.token_type, secrets);
   token.response = response;
   return token;
+}
+
+/**
+ * A token requested with a DPoP proof must be a DPoP token (RFC 9449 §5);
+ * under the FAPI 2.0 profile every token is sender-constrained: DPoP, or a
+ * Bearer token bound to the client's TLS certificate (RFC 8705 §3).
+ */
+function checkSenderConstraint(
+  client: Client,
+  response: OAuthResponse,
+  tokenType: unknown,
+  secrets: readonly (string | undefined)[],
+): void {
+  const type = typeof tokenType === "string" ? tokenType.toLowerCase() : undefined;
+  let reason: string | undefined;
+  if (provenWithDpop.has(response.response) && type !== "dpop") {
+    reason = `the token request carried a DPoP proof, but the token_type is ${
+      JSON.stringify(tokenType)
+    }, not DPoP`;
+  } else if (client.options.profile === "fapi2" && type !== "dpop") {
+    const conn = client.options.connectionOpts;
+    if (!(conn.cert && conn.key) || type !== "bearer") {
+      reason = `FAPI 2.0 needs a sender-constrained token: DPoP, or Bearer with a TLS client ` +
+        `certificate; got token_type ${JSON.stringify(tokenType)}`;
+    }
+  }
+  if (reason) {
+    throw new OAuthError(response, { code: "invalid_token_type", description: reason, secrets });
+  }
 }

@@ -3,7 +3,7 @@
  * `ConnectionError` when no response arrived (network failure, timeout).
  * @module
  */
-import type { OAuthResponse } from "./response.ts";
+import { OAuthResponse } from "./response.ts";
 import { redactText } from "./redact.ts";
 
 /**
@@ -54,10 +54,16 @@ export class OAuthError extends Error {
   /**
    * Creates an instance.
    *
-   * @param response the provider's response
+   * @param response the provider's response; or an error body already parsed
+   *   (a record or an array, as the gem's `OAuth2::Error.new(hash)`), which
+   *   becomes the JSON body of `response`
    * @param details code and description when they do not come from the body
    */
-  constructor(response: OAuthResponse, details: OAuthErrorDetails = {}) {
+  constructor(
+    response: OAuthResponse | Record<string, unknown> | unknown[],
+    details: OAuthErrorDetails = {},
+  ) {
+    if (!(response instanceof OAuthResponse)) response = responseOf(response);
     const hash = response.parsedHash;
     const code = details.code ?? (typeof hash?.error === "string" ? hash.error : undefined);
     const description = details.description ??
@@ -77,6 +83,18 @@ export class OAuthError extends Error {
     this.description = description;
     this.response = response;
   }
+}
+
+/** A response whose JSON body is `value` (an error body the caller already has). */
+function responseOf(value: unknown): OAuthResponse {
+  if (value === null || typeof value !== "object") {
+    throw new TypeError(`OAuthError: "response" must be an OAuthResponse, a record or an array`);
+  }
+  const body = JSON.stringify(value);
+  return new OAuthResponse(
+    new Response(body, { headers: { "content-type": "application/json" } }),
+    body,
+  );
 }
 
 /**

@@ -38,3 +38,18 @@ export function internalRequest(
     ? requester(verb, url, opts, secrets, bodyCredential)
     : client.request(verb, url, opts);
 }
+
+/**
+ * Responses to requests that carried a DPoP proof (marked by the DPoP
+ * middleware of `@authsvc/oauth2/oidc`): their token must be a DPoP token
+ * (RFC 9449 §5).
+ */
+export const provenWithDpop: WeakSet<globalThis.Response> = new WeakSet();
+
+/**
+ * Responses after which the request must be built again and resent once,
+ * because its body carries a one-time credential (a `private_key_jwt`
+ * assertion, whose `jti` cannot be replayed) that a middleware could not
+ * simply resend: the DPoP middleware marks its nonce challenges so.
+ */
+export const resendRebuilt: WeakSet<globalThis.Response> = new WeakSet();

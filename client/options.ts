@@ -111,6 +111,8 @@ export interface ClientOptions {
   parUrl?: string;
   /** Device authorization endpoint (RFC 8628); `Client.discover` sets it. */
   deviceAuthorizationUrl?: string;
+  /** Backchannel authentication endpoint (OpenID CIBA); `Client.discover` sets it. */
+  backchannelAuthenticationUrl?: string;
   /** The provider metadata `Client.discover` read. */
   metadata?: Record<string, unknown>;
   /**
@@ -125,6 +127,14 @@ export interface ClientOptions {
    * in place.
    */
   autoRefresh?: boolean;
+  /**
+   * `"fapi2"`: keep the rules the FAPI 2.0 Security Profile sets for clients
+   * (docs/client.md, "FAPI 2.0"): authorization requests only through PAR,
+   * `iss` required in the authorization response, sender-constrained tokens
+   * (DPoP or a TLS client certificate), tokens only in the Authorization
+   * header, and only PS256, ES256 or EdDSA signatures.
+   */
+  profile?: "fapi2";
   /** Called once per automatic refresh with the updated token (persist `token.toHash()`). */
   onRefresh?: (token: AccessToken) => void | Promise<void>;
 }

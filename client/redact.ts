@@ -6,6 +6,7 @@
  */
 import { config } from "./config.ts";
 import { snakeCase } from "./snaky_hash.ts";
+import { formEncodeValue } from "./url.ts";
 
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
 const FORM_LIKE = /^[^=&\s{}[\]"]+=[^&\s]*(?:&[^=&\s]+(?:=[^&\s]*)?)*$/;
@@ -48,7 +49,7 @@ function spellings(key: string): string[] {
  * ```ts
  * import { redact } from "@authsvc/oauth2";
  * console.log(redact("grant_type=password&username=ann&password=hunter2"));
- * // "grant_type=password&username=ann&password=%5BFILTERED%5D"
+ * // "grant_type=password&username=ann&password=[FILTERED]"
  * console.log(redact({ access_token: "abc", scope: "read" })); // { access_token: "[FILTERED]", scope: "read" }
  * ```
  */
@@ -160,10 +161,19 @@ function scrubLiterals(text: string, literals: string[], label: string): string 
   return out;
 }
 
+/**
+ * A form or query string with filtered values replaced by the label, written
+ * as it is (`[FILTERED]`, not `%5BFILTERED%5D`): the reader of a log looks
+ * for the label, and JSON and free text show it unencoded too.
+ */
 function redactParams(params: URLSearchParams, keys: ReadonlySet<string>, label: string): string {
-  const out = new URLSearchParams();
-  for (const [k, v] of params) out.append(k, isFiltered(k, keys) ? label : v);
-  return out.toString();
+  let out = "";
+  for (const [k, v] of params) {
+    out += `${out ? "&" : ""}${formEncodeValue(k)}=${
+      isFiltered(k, keys) ? label : formEncodeValue(v)
+    }`;
+  }
+  return out;
 }
 
 function redactUrl(raw: string, keys: ReadonlySet<string>, label: string): string {
@@ -194,8 +204,21 @@ function redactFreeText(text: string, keys: ReadonlySet<string>, label: string):
   );
   out = out.replace(
     pattern,
-    (_m, pre: string, q1: string, key: string, sep: string, q2: string, value: string) =>
-      value === label ? _m : `${pre}${q1}${key}${q1}${sep}${q2}${label}`,
+    (
+      m: string,
+      pre: string,
+      q1: string,
+      key: string,
+      sep: string,
+      q2: string,
+      value: string,
+      offset: number,
+      whole: string,
+    ) =>
+      // already the label (which may hold characters that end a value, as "]" does)
+      whole.startsWith(label, offset + m.length - value.length)
+        ? m
+        : `${pre}${q1}${key}${q1}${sep}${q2}${label}`,
   );
   return out;
 }

@@ -140,3 +140,42 @@ export function checkMode(mode: unknown): TokenMode {
     }`,
   );
 }
+
+/** The fields `new AccessToken` reads from its options, and the rest (`params`). */
+export interface SplitTokenOptions {
+  params: Record<string, unknown>;
+  refresh_token?: unknown;
+  expires_in?: unknown;
+  expires_at?: unknown;
+  expires_latency?: unknown;
+  expires?: unknown;
+  mode?: unknown;
+  header_format?: unknown;
+  param_name?: unknown;
+  token_name?: unknown;
+}
+
+const OWN_FIELDS = new Set([
+  "refresh_token",
+  "expires_in",
+  "expires_at",
+  "expires_latency",
+  "expires",
+  "mode",
+  "header_format",
+  "param_name",
+  "token_name",
+]);
+
+/** Splits token options into the fields the token reads and `params` (without `skip`, the token's own field). */
+export function splitTokenOptions(
+  source: Record<string, unknown>,
+  skip: string | undefined,
+): SplitTokenOptions {
+  const out: SplitTokenOptions = { params: {} };
+  for (const key in source) {
+    if (OWN_FIELDS.has(key)) (out as unknown as Record<string, unknown>)[key] = source[key];
+    else if (key !== skip) out.params[key] = source[key];
+  }
+  return out;
+}

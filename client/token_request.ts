@@ -9,6 +9,8 @@ import { base64, formEncode, utf8 } from "./encoding.ts";
 import { importSigningKey, randomJti, signJwt } from "./jwt.ts";
 import type { RequestOptions, TokenMethod, TokenParams, Verb } from "./options.ts";
 import type { OAuthResponse } from "./response.ts";
+import { OAuthError } from "./error.ts";
+import { resendRebuilt } from "./internal.ts";
 
 /** Sends one request (the client's request with its secrets bound). */
 export type Send = (verb: Verb, url: string, opts: RequestOptions) => Promise<OAuthResponse>;
@@ -50,32 +52,60 @@ function assertionAlg(client: Client): string {
   return "RS256";
 }
 
-/** Signs the `private_key_jwt` client assertion for `audience` (the token endpoint). */
-export async function clientAssertion(client: Client, audience: string): Promise<string> {
+/** The algorithms the FAPI 2.0 Security Profile allows (§5.4). */
+const FAPI_ALGS = new Set(["PS256", "ES256", "EdDSA"]);
+
+/** The signing algorithm of `private_key_jwt` (and JAR), checked against the client's profile. */
+export function clientSigningAlg(client: Client): string {
   const alg = assertionAlg(client);
+  if (client.options.profile === "fapi2" && !FAPI_ALGS.has(alg)) {
+    throw new TypeError(`FAPI 2.0 allows PS256, ES256 or EdDSA signatures, not "${alg}"`);
+  }
+  return alg;
+}
+
+/** The client's signing key for `alg` (imported once per client). */
+export function clientSigningKey(client: Client, alg: string): Promise<CryptoKey> {
   const raw = client.options.clientAssertionKey;
-  if (!raw) throw new TypeError(`"clientAssertionKey" is required for private_key_jwt`);
+  if (!raw) throw new TypeError(`"clientAssertionKey" is required to sign for the client`);
   let key = assertionKeys.get(client);
   if (!key) {
     key = importSigningKey(raw, alg);
     assertionKeys.set(client, key);
     key.catch(() => assertionKeys.delete(client));
   }
+  return key;
+}
+
+/** The JWS header of the client's signatures: `kid` of a JWK key. */
+export function clientKeyHeader(client: Client): Record<string, unknown> {
+  const raw = client.options.clientAssertionKey;
+  return typeof raw === "object" && "kid" in raw && typeof raw.kid === "string"
+    ? { kid: raw.kid }
+    : {};
+}
+
+/**
+ * Signs the `private_key_jwt` client assertion (RFC 7523 §2.2). Its `aud` is
+ * the issuer when the client knows it (the FAPI 2.0 and RFC 7523bis answer to
+ * audience injection), else `endpoint`.
+ */
+export async function clientAssertion(client: Client, endpoint: string): Promise<string> {
+  const alg = clientSigningAlg(client);
+  const key = await clientSigningKey(client, alg);
   const now = Math.floor(Date.now() / 1000);
-  const header: Record<string, unknown> = {};
-  if (typeof raw === "object" && "kid" in raw && typeof raw.kid === "string") header.kid = raw.kid;
   return await signJwt(
     {
       iss: client.id,
       sub: client.id,
-      aud: audience,
+      aud: client.options.issuer ?? endpoint,
       jti: randomJti(),
       iat: now,
       exp: now + ASSERTION_LIFETIME,
     },
-    await key,
+    key,
     alg,
-    header,
+    clientKeyHeader(client),
   );
 }
 
@@ -120,13 +150,29 @@ export function tokenRequest(
     case "tls_client_auth":
       if (!("client_id" in form)) form.client_id = client.id;
       break;
-    case "private_key_jwt":
+    case "private_key_jwt": {
       form.client_id = client.id;
       form.client_assertion_type = JWT_BEARER_CLIENT_ASSERTION;
-      return clientAssertion(client, endpoint).then((assertion) => {
-        form.client_assertion = assertion;
-        return sendForm(params, form, headers, endpoint, send, method);
-      });
+      const attempt = () =>
+        clientAssertion(client, endpoint).then((assertion) =>
+          sendForm(
+            params,
+            { ...form, client_assertion: assertion },
+            { ...headers },
+            endpoint,
+            send,
+            method,
+          )
+        );
+      // A fresh assertion when the request must be sent again (a DPoP nonce challenge).
+      return attempt().then(
+        (res) => resendRebuilt.has(res.response) ? attempt() : res,
+        (e) => {
+          if (e instanceof OAuthError && resendRebuilt.has(e.response.response)) return attempt();
+          throw e;
+        },
+      );
+    }
   }
   // Not an async function: the common schemes need no await before sending.
   return sendForm(params, form, headers, endpoint, send, method);

@@ -77,6 +77,11 @@ export function validateClientArguments(
     throw new TypeError(`Client: "connectionBuild" must be a function`);
   }
   checkHeaderNames(options.credentialHeaders, 'Client: "credentialHeaders"');
+  if (options.profile !== undefined && options.profile !== "fapi2") {
+    throw new TypeError(
+      `Client: "profile" must be "fapi2" or absent, got ${typeName(options.profile)}`,
+    );
+  }
   if (options.authScheme === "private_key_jwt" && !options.clientAssertionKey) {
     throw new TypeError(`Client: "clientAssertionKey" is required for private_key_jwt`);
   }

@@ -11,12 +11,14 @@
  * current one restores it into DATA_DIR.upgrading, the row counts of every
  * table are compared, the installation's own files beside the database
  * (jwt_secret) are copied, and only then the directories swap: the old one is
- * kept as DATA_DIR.pg17 until the operator deletes it. Stop the server first.
+ * kept as DATA_DIR.pg17 until the operator deletes it. The directory is claimed
+ * as the server claims it, so this refuses to run while a server holds it.
  */
 import { PGlite as PGlite17 } from "pglite-pg17";
 import { pgDump } from "pglite-tools-pg17/pg_dump";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLITE_PG_MAJOR } from "../server/db/pglite.ts";
+import { claimDataDir, HOLDER_FILE } from "../server/db/data_dir.ts";
 
 /** The PGlite of earlier versions (tests/server/db/pglite_upgrade_test.ts makes a directory with it). */
 export { PGlite17 };
@@ -90,6 +92,21 @@ export async function upgradeDataDir(
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }); // left by an interrupted run
 
+  // The server's own claim (server/db/data_dir.ts): refused while a server holds the directory.
+  const claim = await claimDataDir(dir);
+  try {
+    return await copyOver(dir, next, kept, log);
+  } finally {
+    await claim.release();
+  }
+}
+
+async function copyOver(
+  dir: string,
+  next: string,
+  kept: string,
+  log: (line: string) => void,
+): Promise<UpgradeResult> {
   log(`reading "${dir}" with PostgreSQL ${FROM_MAJOR} (PGlite 0.3)`);
   const old = new PGlite17(dir);
   let dump: string;
@@ -123,7 +140,9 @@ export async function upgradeDataDir(
   // Files of the installation's own beside the database files (jwt_secret.ts keeps its secret
   // there); PostgreSQL's per-process files stay behind.
   for await (const entry of Deno.readDir(dir)) {
-    if (!entry.isFile || entry.name.startsWith("postmaster.")) continue;
+    if (!entry.isFile || entry.name.startsWith("postmaster.") || entry.name === HOLDER_FILE) {
+      continue;
+    }
     if (await exists(`${next}/${entry.name}`)) continue;
     await Deno.copyFile(`${dir}/${entry.name}`, `${next}/${entry.name}`);
     log(`copied ${entry.name}`);

@@ -16,12 +16,13 @@ import { HashAbandonedError } from "./auth/passwords.ts";
 import type { AppEnv } from "./api/context.ts";
 import { ApiError, AuthError, errorResponse, statusOf } from "./api/errors.ts";
 import { apiCors } from "./api/cors.ts";
-import { checkQuery } from "./api/input.ts";
+import { BodyAbandonedError, bodyReadFailure, checkQuery } from "./api/input.ts";
 import { registerRoutes } from "./api/routes.ts";
 import { apiLanes, laneOf } from "./api/lanes.ts";
 import { Observability } from "./observe/observability.ts";
 import { requestObserver } from "./observe/request.ts";
 import { ConsoleFigures } from "./console/figures.ts";
+import { ActivityStore } from "./store/activity.ts";
 import { consoleRoutes } from "./console/routes.ts";
 
 /** A built server: a fetch handler plus its services. */
@@ -51,12 +52,9 @@ export interface CreateAppOptions {
   lanes?: boolean;
 }
 
-/** Builds the server. */
-export async function createApp(config: Config, opts: CreateAppOptions = {}): Promise<App> {
-  const log = opts.log ??
-    new Logger(config.log.level, config.log.file ? fileSink(config.log.file) : undefined);
-  const ownDb = !opts.db;
-  const db = opts.db ?? await openDb({
+/** Opens the database `config` names (PostgreSQL or PGlite), its client's warnings to `log`. */
+export function openConfiguredDb(config: Config, log: Logger): Promise<Db> {
+  return openDb({
     url: config.db.url,
     dataDir: config.db.dataDir,
     maxPoolSize: config.db.maxPoolSize,
@@ -65,6 +63,14 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     prefix: config.db.namespace,
     warn: (m) => log.warn(m),
   });
+}
+
+/** Builds the server. */
+export async function createApp(config: Config, opts: CreateAppOptions = {}): Promise<App> {
+  const log = opts.log ??
+    new Logger(config.log.level, config.log.file ? fileSink(config.log.file) : undefined);
+  const ownDb = !opts.db;
+  const db = opts.db ?? await openConfiguredDb(config, log);
   if (opts.migrate !== false) {
     await migrate(db, (m) => log.info(m));
   }
@@ -84,7 +90,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   const app = new Hono<AppEnv>();
 
   app.use("*", requestObserver(services, obs));
-  app.use("*", apiCors());
+  app.use("*", apiCors({ exceptConsole: config.console.enabled }));
 
   const maxBody = config.api.maxBodyBytes;
   const tooLarge = () => {
@@ -116,14 +122,27 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
       checkQuery(c.req.url);
       return next();
     }
+    // bodyLimit reads a chunked body whole before the route: a connection that goes away
+    // meanwhile fails that read (and only that: `reached` tells the route's own errors apart).
+    let reached = false;
     return limitBody(c, () => {
+      reached = true;
       checkQuery(c.req.url);
       return next();
+    }).catch((e) => {
+      throw reached ? e : bodyReadFailure(e);
     });
   });
 
   if (config.console.enabled) {
-    const figures = new ConsoleFigures(services.events, services.clock);
+    const figures = new ConsoleFigures(
+      services.events,
+      services.clock,
+      new ActivityStore(services.db),
+      log,
+    );
+    // Runs first at close: the last counts are written while the database is open.
+    services.onClose.push(() => figures.close());
     app.use("*", async (c, next) => {
       await next();
       figures.observe(c.req.method, c.req.path, c.res.status);
@@ -152,9 +171,10 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
       }
       return errorResponse(err, requestId);
     }
-    if (err instanceof HashAbandonedError) {
-      // The client closed the connection before its password was hashed (auth/passwords.ts):
-      // nobody reads this answer; the access log shows 499, nginx's "client closed request".
+    if (err instanceof HashAbandonedError || err instanceof BodyAbandonedError) {
+      // The client closed the connection before its password was hashed (auth/passwords.ts), or
+      // while it sent its body (api/input.ts): nobody reads this answer, and nothing went wrong
+      // here; the access log shows 499, nginx's "client closed request".
       log.debug("request abandoned by its client", { request_id: requestId, route });
       return new Response(null, { status: 499 });
     }

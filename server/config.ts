@@ -11,11 +11,13 @@
 import { parse as parseDotenv } from "../deps.ts";
 import { ConfigReader, type Rate, type SettingDoc } from "./config_reader.ts";
 import { type HooksConfig, readHookSettings } from "./auth/hook_settings.ts";
-import { applyGoTrueAliases } from "./gotrue_aliases.ts";
+import { applyGoTrueAliases, settingOf } from "./gotrue_aliases.ts";
 import { templateProblem } from "./mail/go_template.ts";
+import { isPublishedSecret, PUBLISHED_JWT_SECRETS } from "./published_secrets.ts";
 import { PROVIDER_SPECS, type ProviderName, PROVIDERS } from "./providers/specs.ts";
 
 export type { Rate, SettingDoc };
+export { PUBLISHED_JWT_SECRETS };
 
 /** PGlite's data directory (and the generated JWT secret's) when DB_DATA_DIR is unset. */
 export const DEFAULT_DATA_DIR = "./.authsvc/data";
@@ -152,7 +154,11 @@ export interface Config {
      * exchange); the implicit flow's link is a 400 (docs/security.md).
      */
     linkIdentityRequirePkce: boolean;
-    sbForwardedForEnabled: boolean;
+    /**
+     * The proxy header the client IP is read from (security/client_ip.ts), lower case; "" when
+     * SECURITY_SB_FORWARDED_FOR_ENABLED is off.
+     */
+    forwardedForHeader: string;
     captcha: {
       enabled: boolean;
       provider: "hcaptcha" | "turnstile";
@@ -203,6 +209,8 @@ export interface Config {
     templates: Record<MailKind, string>;
     notifications: Record<NotificationKind, boolean>;
     templateTimeoutSec: number;
+    /** Development only: with SMTP_HOST unset, the log line of a mail carries its links. */
+    logLinks: boolean;
   };
   sms: {
     autoconfirm: boolean;
@@ -507,7 +515,8 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       }),
       refreshTokenReuseInterval: r.seconds("SECURITY_REFRESH_TOKEN_REUSE_INTERVAL", {
         default: 10,
-        doc: "seconds in which the previous refresh token may be exchanged again",
+        doc:
+          "seconds: a used refresh token gets the live one if issued this soon after its use (docs/sessions.md)",
       }),
       refreshTokenStamped: r.bool("SECURITY_REFRESH_TOKEN_STAMPED", {
         default: true,
@@ -533,9 +542,7 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       linkIdentityRequirePkce: r.bool("SECURITY_LINK_IDENTITY_REQUIRE_PKCE", {
         doc: "link identities in the PKCE flow only (refuse implicit-flow links)",
       }),
-      sbForwardedForEnabled: r.bool("SECURITY_SB_FORWARDED_FOR_ENABLED", {
-        doc: "take the client IP from Authsvc-Proxy-Forwarded-For",
-      }),
+      forwardedForHeader: forwardedForHeader(r, from),
       captcha: {
         enabled: r.bool("SECURITY_CAPTCHA_ENABLED", { doc: "require captcha_token" }),
         provider: r.oneOf("SECURITY_CAPTCHA_PROVIDER", ["hcaptcha", "turnstile"] as const, {
@@ -637,6 +644,10 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       templateTimeoutSec: r.seconds("MAILER_TEMPLATE_TIMEOUT", {
         default: 10,
         doc: "template fetch timeout",
+      }),
+      logLinks: r.bool("MAILER_LOG_LINKS", {
+        doc:
+          "development only: with SMTP_HOST unset, write each mail's links (credentials) to the log",
       }),
     },
     sms: {
@@ -789,7 +800,7 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
   }
   config.db.namespace = ns ? `${ns}_` : "";
   if (!config.smtp.senderName) config.smtp.senderName = config.smtp.adminEmail;
-  checkJwtSecret(r, config.jwt.secret);
+  checkJwtSecret(r, config.jwt.secret, config.jwt.keys);
   if (config.jwt.keys.length && !config.jwt.keys.some((k) => k.key_ops?.includes("sign"))) {
     r.problem("AUTHSVC_JWT_KEYS: no key has key_ops containing sign");
   }
@@ -838,14 +849,22 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
 }
 
 /**
- * JWT secrets published in repositories (this one's former `.env.example`,
- * Supabase's self-hosting example): whoever knows one can sign `service_role`
- * tokens for a server that uses it.
+ * The header SECURITY_SB_FORWARDED_FOR_ENABLED trusts: the one of the name it
+ * was set under. Under ours, `Authsvc-Proxy-Forwarded-For`; under GoTrue's
+ * `GOTRUE_SECURITY_SB_FORWARDED_FOR_ENABLED`, GoTrue's `Sb-Forwarded-For`,
+ * the header a proxy in front of GoTrue sets and strips (it passes ours on
+ * from the client untouched). Never a header the operator did not name.
  */
-export const PUBLISHED_JWT_SECRETS: readonly string[] = [
-  "local-development-secret-change-me-0123456789",
-  "super-secret-jwt-token-with-at-least-32-characters-long",
-];
+function forwardedForHeader(r: ConfigReader, from: Record<string, string>): string {
+  const name = "SECURITY_SB_FORWARDED_FOR_ENABLED";
+  const on = r.bool(name, {
+    doc: "client IP from Authsvc-Proxy-Forwarded-For; under GoTrue's name from Sb-Forwarded-For",
+  });
+  if (!on) return "";
+  return from[r.name(name)] === `GOTRUE_${name}`
+    ? "sb-forwarded-for"
+    : "authsvc-proxy-forwarded-for";
+}
 
 /** Shortest JWT_SECRET accepted (RFC 7518 3.2: an HS256 key of at least 256 bits). */
 export const MIN_JWT_SECRET_BYTES = 32;
@@ -863,17 +882,34 @@ function jwtSecret(r: ConfigReader): string {
 }
 
 /**
- * Refuses a published or short JWT_SECRET unless JWT_ALLOW_WEAK_SECRET says
- * this is a development server. The secret itself never appears in a problem.
+ * Refuses a published or short JWT_SECRET, and a symmetric key of JWT_KEYS
+ * that is a published secret, unless JWT_ALLOW_WEAK_SECRET says this is a
+ * development server. The secret itself never appears in a problem.
  */
-function checkJwtSecret(r: ConfigReader, secret: string): void {
+function checkJwtSecret(r: ConfigReader, secret: string, keys: JsonWebKey[]): void {
   const allowWeak = r.bool("JWT_ALLOW_WEAK_SECRET", {
     doc: "development only: accept a published JWT_SECRET or one shorter than 32 bytes",
   });
-  if (!secret || allowWeak) return;
+  if (allowWeak) return;
   const how =
     "unset it to have a random one generated, or set 32+ random bytes (AUTHSVC_JWT_ALLOW_WEAK_SECRET=true accepts it on a development server)";
-  if (PUBLISHED_JWT_SECRETS.includes(secret)) {
+  keys.forEach((k, i) => {
+    if (k.kty !== "oct" || typeof k.k !== "string") return;
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = Uint8Array.from(
+        atob(k.k.replaceAll("-", "+").replaceAll("_", "/")),
+        (ch) => ch.charCodeAt(0),
+      );
+    } catch { /* not base64url: no secret anyone published */ }
+    if (bytes && isPublishedSecret(bytes)) {
+      r.problem(
+        `AUTHSVC_JWT_KEYS: key ${i} (kty oct) is a published example secret, anyone could sign admin tokens with it; set 32+ random bytes (AUTHSVC_JWT_ALLOW_WEAK_SECRET=true accepts it on a development server)`,
+      );
+    }
+  });
+  if (!secret) return;
+  if (isPublishedSecret(secret)) {
     r.problem(
       `AUTHSVC_JWT_SECRET: is a published example secret, anyone could sign admin tokens with it; ${how}`,
     );
@@ -894,7 +930,9 @@ function deepFreeze<T>(o: T): T {
 
 /**
  * Merges a `.env` file (when present) with the process environment; the
- * environment wins.
+ * environment wins, whatever name it uses: a file's setting is dropped when
+ * the environment sets the same setting under any of its names (ours,
+ * GoTrue's, an alias; gotrue_aliases.ts `settingOf`).
  */
 export async function readEnvironment(envFile = ".env"): Promise<Record<string, string>> {
   let fileVars: Record<string, string> = {};
@@ -903,7 +941,10 @@ export async function readEnvironment(envFile = ".env"): Promise<Record<string, 
   } catch (e) {
     if (!(e instanceof Deno.errors.NotFound)) throw e;
   }
-  return { ...fileVars, ...Deno.env.toObject() };
+  const env = Deno.env.toObject();
+  const inEnv = new Set(Object.keys(env).map(settingOf));
+  const kept = Object.entries(fileVars).filter(([name]) => !inEnv.has(settingOf(name)));
+  return { ...Object.fromEntries(kept), ...env };
 }
 
 /** Reads `.env` plus environment into a Config; throws ConfigError. */

@@ -4,21 +4,45 @@
  * unprefixed names GoTrue also reads (`API_EXTERNAL_URL`, `DB_NAMESPACE`,
  * `REQUEST_ID_HEADER`) as theirs; `GOTRUE_LOG_LEVEL` is `LOG_LEVEL`. When both
  * names are set, ours wins. Each alias used is reported, for the start-up log.
+ *
+ * Between a file and the environment, the environment wins whatever name
+ * either uses (`settingOf`, config.ts `readEnvironment`): `.env.example`'s
+ * `AUTHSVC_MAILER_AUTOCONFIRM=false` never overrides the operator's
+ * `GOTRUE_MAILER_AUTOCONFIRM=true`.
  */
 
 /** GoTrue names read without a prefix, mapped to ours. */
-const UNPREFIXED: Record<string, string> = {
+export const UNPREFIXED: Record<string, string> = {
   API_EXTERNAL_URL: "AUTHSVC_API_EXTERNAL_URL",
   DB_NAMESPACE: "AUTHSVC_DB_NAMESPACE",
   REQUEST_ID_HEADER: "AUTHSVC_REQUEST_ID_HEADER",
 };
 
 /** GoTrue names whose counterpart of ours has no prefix. */
-const TO_UNPREFIXED: Record<string, string> = {
+export const TO_UNPREFIXED: Record<string, string> = {
   GOTRUE_LOG_LEVEL: "LOG_LEVEL",
   GOTRUE_PORT: "PORT",
   GOTRUE_DATABASE_URL: "DATABASE_URL",
 };
+
+/** Names the config reader reads as other names of one setting (config.ts `aliases`). */
+const SAME_SETTING: Record<string, string> = {
+  AUTHSVC_API_PORT: "PORT",
+  AUTHSVC_DB_DATABASE_URL: "DATABASE_URL",
+};
+
+/**
+ * The setting a variable sets, whichever of its names it is given under:
+ * `GOTRUE_JWT_EXP` and `AUTHSVC_JWT_EXP` both set `AUTHSVC_JWT_EXP`,
+ * `GOTRUE_API_PORT` sets `PORT`. Other names are their own setting.
+ */
+export function settingOf(name: string): string {
+  let n = name;
+  if (TO_UNPREFIXED[n]) n = TO_UNPREFIXED[n];
+  else if (UNPREFIXED[n]) n = UNPREFIXED[n];
+  else if (n.startsWith("GOTRUE_")) n = `AUTHSVC_${n.slice("GOTRUE_".length)}`;
+  return SAME_SETTING[n] ?? n;
+}
 
 function isSet(v: string | undefined): v is string {
   return v !== undefined && v.trim() !== "";

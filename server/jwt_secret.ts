@@ -15,6 +15,8 @@ export const JWT_SECRET_FILE = "jwt_secret";
 /** What `ensureJwtSecret` did, for the log (never the secret itself). */
 export interface GeneratedSecret {
   secret: string;
+  /** True when the secret was read from its file (it outlives this process). */
+  kept: boolean;
   /** A log line saying where the secret came from. */
   note: string;
   /** Writes a new secret to its file (call once the database is open). */
@@ -60,7 +62,8 @@ async function exists(path: string): Promise<boolean> {
     await Deno.stat(path);
     return true;
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return false;
+    // A data directory that is a file is refused, naming it, when the database opens.
+    if (e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory) return false;
     throw e;
   }
 }
@@ -78,6 +81,7 @@ export async function ensureJwtSecret(
   if (dataDir.startsWith("memory://")) {
     return {
       secret: randomSecret(),
+      kept: false,
       note:
         "AUTHSVC_JWT_SECRET is unset: using a random JWT secret for this process only (the database is in memory)",
       keep: () => Promise.resolve(),
@@ -87,6 +91,7 @@ export async function ensureJwtSecret(
   if (await exists(path)) {
     return {
       secret: await readKept(path),
+      kept: true,
       note: `AUTHSVC_JWT_SECRET is unset: using the JWT secret kept in ${path}`,
       keep: () => Promise.resolve(),
     };
@@ -100,6 +105,7 @@ export async function ensureJwtSecret(
     const secret = randomSecret();
     return {
       secret,
+      kept: false,
       note,
       async keep() {
         if (await keepSecret(dataDir, path, secret) !== secret) {
@@ -112,6 +118,7 @@ export async function ensureJwtSecret(
   }
   return {
     secret: await keepSecret(dataDir, path, randomSecret()),
+    kept: true,
     note,
     keep: () => Promise.resolve(),
   };

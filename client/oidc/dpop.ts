@@ -10,8 +10,18 @@
 import type { Middleware } from "../connection.ts";
 import { base64url, utf8 } from "../encoding.ts";
 import { randomJti, signJwt } from "../jwt.ts";
+import { provenWithDpop, resendRebuilt } from "../internal.ts";
 
-/** A DPoP key and its middleware. */
+/**
+ * A DPoP key and its middleware.
+ *
+ * @example
+ * ```ts ignore
+ * import { createDpop, type Dpop } from "@authsvc/oauth2/oidc";
+ * const dpop: Dpop = await createDpop();
+ * console.log(dpop.thumbprint); // the dpop_jkt of PAR, the cnf.jkt of bound tokens
+ * ```
+ */
 export interface Dpop {
   /** Add to a client: `connectionBuild: (b) => void b.use(dpop.middleware)`. */
   middleware: Middleware;
@@ -23,7 +33,17 @@ export interface Dpop {
   proof(method: string, url: string, accessToken?: string): Promise<string>;
 }
 
-/** Options of {@linkcode createDpop}. */
+/**
+ * Options of {@linkcode createDpop}.
+ *
+ * @example
+ * ```ts ignore
+ * import { createDpop, type DpopOptions } from "@authsvc/oauth2/oidc";
+ * const keyPair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign", "verify"]);
+ * const options: DpopOptions = { keyPair }; // keep one key across restarts (store it non-extractable)
+ * const dpop = await createDpop(options);
+ * ```
+ */
 export interface DpopOptions {
   /** An ES256 key pair to use (default: a new non-extractable one). */
   keyPair?: CryptoKeyPair;
@@ -96,6 +116,11 @@ export async function createDpop(options: DpopOptions = {}): Promise<Dpop> {
     const fresh = response.headers.get("dpop-nonce");
     if (fresh) nonces.set(origin, fresh);
     if (fresh && await asksForNonce(response)) {
+      if (/(^|&)client_assertion=/.test(await spare.clone().text())) {
+        // a client assertion cannot be replayed: the token request builds a new one
+        resendRebuilt.add(response);
+        return response;
+      }
       await response.body?.cancel();
       response = await send(spare);
       const again = response.headers.get("dpop-nonce");
@@ -111,6 +136,7 @@ export async function createDpop(options: DpopOptions = {}): Promise<Dpop> {
         String(body.token_type).toLowerCase() === "dpop"
       ) bound.add(body.access_token);
     }
+    provenWithDpop.add(response);
     return response;
   };
   return { middleware, publicJwk, thumbprint, proof };

@@ -7,18 +7,10 @@
 import type { AccessToken } from "../access_token.ts";
 import type { Client } from "../client.ts";
 import { OAuthError } from "../error.ts";
-import { internalRequest } from "../internal.ts";
 import type { TokenParams } from "../options.ts";
 import type { OAuthResponse } from "../response.ts";
-import { tokenRequest } from "../token_request.ts";
-
-function endpoint(client: Client, name: "userinfoUrl" | "introspectionUrl" | "parUrl"): string {
-  const url = client.options[name];
-  if (!url) {
-    throw new TypeError(`the client has no "${name}" (set it, or build it with Client.discover)`);
-  }
-  return url;
-}
+import { configuredUrl, postAuthenticated } from "./post.ts";
+import { authorizationParams, requestObject } from "./jar.ts";
 
 /**
  * The UserInfo claims for `token` (a GET with the token). When the token
@@ -35,7 +27,7 @@ function endpoint(client: Client, name: "userinfoUrl" | "introspectionUrl" | "pa
  * ```
  */
 export async function userinfo(token: AccessToken): Promise<Record<string, unknown>> {
-  const res = await token.get(endpoint(token.client, "userinfoUrl"), {
+  const res = await token.get(configuredUrl(token.client, "userinfoUrl"), {
     headers: { accept: "application/json" },
   });
   const claims = res.parsedHash;
@@ -55,7 +47,16 @@ export async function userinfo(token: AccessToken): Promise<Record<string, unkno
   return claims;
 }
 
-/** What RFC 7662 §2.2 answers: `active`, and for an active token its details. */
+/**
+ * What RFC 7662 §2.2 answers: `active`, and for an active token its details.
+ *
+ * @example
+ * ```ts ignore
+ * import { introspect, type Introspection } from "@authsvc/oauth2/oidc";
+ * const info: Introspection = await introspect(client, token.token, "access_token");
+ * if (info.active) console.log(info.scope, info.exp);
+ * ```
+ */
 export interface Introspection {
   /** Whether the token is active. */
   active: boolean;
@@ -97,13 +98,9 @@ export async function introspect(
   }
   const wire: TokenParams = { ...params, token };
   if (tokenTypeHint) wire.token_type_hint = tokenTypeHint;
-  const res = await tokenRequest(
-    client,
-    endpoint(client, "introspectionUrl"),
-    wire,
-    (v, u, o) => internalRequest(client, v, u, o, [token], true),
-    "post",
-  );
+  const res = await postAuthenticated(client, configuredUrl(client, "introspectionUrl"), wire, [
+    token,
+  ]);
   const body = res.parsedHash;
   if (!body || typeof body.active !== "boolean") {
     throw new OAuthError(res, {
@@ -120,9 +117,12 @@ export async function introspect(
  * the user to: the authorization endpoint with only `client_id` and the
  * `request_uri` the provider gave. `params` are those of
  * `client.authCode.authorizeUrl` (`redirect_uri` defaults to the client's
- * `redirectUri`; `response_type` to `code`).
+ * `redirectUri`; `response_type` to `code`); with `options.requestObject`
+ * they travel as a signed request object (RFC 9101). Under the FAPI 2.0
+ * profile, PKCE with S256 and `response_type=code` are required.
  *
  * @throws {OAuthError} when the provider refuses the request
+ * @throws {TypeError} for `client_secret` in `params`, or a request FAPI 2.0 forbids
  *
  * @example
  * ```ts ignore
@@ -138,23 +138,21 @@ export async function introspect(
 export async function pushAuthorizationRequest(
   client: Client,
   params: Record<string, unknown> = {},
+  options: PushOptions = {},
 ): Promise<{ url: string; requestUri: string; expiresIn?: number; response: OAuthResponse }> {
-  if ("client_secret" in params) {
-    throw new TypeError(
-      `pushAuthorizationRequest: client_secret is not an authorization parameter`,
-    );
+  const request = authorizationParams(client, params);
+  if (client.options.profile === "fapi2") {
+    if (request.code_challenge_method !== "S256" || typeof request.code_challenge !== "string") {
+      throw new TypeError(`FAPI 2.0 needs PKCE with code_challenge_method S256`);
+    }
+    if (request.response_type !== "code") {
+      throw new TypeError(`FAPI 2.0 allows only response_type code`);
+    }
   }
-  const wire: TokenParams = { response_type: "code", client_id: client.id, ...params };
-  if (wire.redirect_uri === undefined && client.options.redirectUri) {
-    wire.redirect_uri = client.options.redirectUri;
-  }
-  const res = await tokenRequest(
-    client,
-    endpoint(client, "parUrl"),
-    wire,
-    (v, u, o) => internalRequest(client, v, u, o, [], true),
-    "post",
-  );
+  const wire: TokenParams = options.requestObject
+    ? { client_id: client.id, request: await requestObject(client, request) }
+    : request;
+  const res = await postAuthenticated(client, configuredUrl(client, "parUrl"), wire);
   const body = res.parsedHash;
   if (res.status >= 400 || typeof body?.request_uri !== "string") {
     throw res.error ?? new OAuthError(
@@ -174,4 +172,19 @@ export async function pushAuthorizationRequest(
     expiresIn: typeof body.expires_in === "number" ? body.expires_in : undefined,
     response: res,
   };
+}
+
+/**
+ * Options of {@linkcode pushAuthorizationRequest}.
+ *
+ * @example
+ * ```ts ignore
+ * import { pushAuthorizationRequest, type PushOptions } from "@authsvc/oauth2/oidc";
+ * const options: PushOptions = { requestObject: true };
+ * const { url } = await pushAuthorizationRequest(client, { scope: "openid" }, options);
+ * ```
+ */
+export interface PushOptions {
+  /** Push the parameters as a signed request object (RFC 9101) rather than as form fields. */
+  requestObject?: boolean;
 }

@@ -8,13 +8,22 @@
  */
 import type { AccessToken } from "../access_token.ts";
 import type { Client } from "../client.ts";
-import { base64url, fromBase64, utf8 } from "../encoding.ts";
+import { base64url, utf8 } from "../encoding.ts";
 import { OAuthError } from "../error.ts";
-import { algSpec } from "../jwt.ts";
+import { verifyProviderJws } from "./provider_jws.ts";
 import type { VerifyTokenContext } from "../options.ts";
 import { OAuthResponse } from "../response.ts";
 
-/** Options of {@linkcode validateIdToken} and {@linkcode idTokenVerifier}. */
+/**
+ * Options of {@linkcode validateIdToken} and {@linkcode idTokenVerifier}.
+ *
+ * @example
+ * ```ts ignore
+ * import { idTokenVerifier, type IdTokenOptions } from "@authsvc/oauth2/oidc";
+ * const options: IdTokenOptions = { required: true, clockSkew: 30 };
+ * const verifyToken = idTokenVerifier(options);
+ * ```
+ */
 export interface IdTokenOptions {
   /** The `nonce` sent on the authorization request (then required in the token). */
   nonce?: string;
@@ -26,7 +35,10 @@ export interface IdTokenOptions {
   accessToken?: string;
   /** The authorization code of a hybrid flow (checks `c_hash` when present). */
   code?: string;
-  /** Accepted `alg` values; default RS/PS/ES256-512, EdDSA and HS256-512 (client secret). */
+  /**
+   * Accepted `alg` values; default RS/PS/ES256-512, EdDSA and HS256-512
+   * (client secret), and only PS256, ES256 and EdDSA under `profile: "fapi2"`.
+   */
   algorithms?: string[];
   /** Require an `id_token` in every token response (verifier only); default false. */
   required?: boolean;
@@ -40,93 +52,6 @@ function invalid(response: OAuthResponse | undefined, description: string): OAut
 /** A stand-in response for an ID token validated outside a token request. */
 function synthetic(): OAuthResponse {
   return new OAuthResponse(new Response(""), "");
-}
-
-const DEFAULT_ALGS = [
-  "RS256",
-  "RS384",
-  "RS512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "ES256",
-  "ES384",
-  "EdDSA",
-  "HS256",
-  "HS384",
-  "HS512",
-];
-
-interface JwksEntry {
-  keys: (JsonWebKey & { kid?: string; alg?: string; use?: string })[];
-  loading?: Promise<void>;
-}
-const jwksCache = new Map<string, JwksEntry>();
-
-async function loadJwks(client: Client, url: string, entry: JwksEntry): Promise<void> {
-  entry.loading ??= client.request("get", url, { headers: { accept: "application/json" } })
-    .then((res) => {
-      const keys = res.parsedHash?.keys;
-      if (!Array.isArray(keys)) throw invalid(res, `the JWKS at ${url} has no "keys"`);
-      entry.keys = keys;
-    }).finally(() => {
-      entry.loading = undefined;
-    });
-  await entry.loading;
-}
-
-/** The verification key for a token header: from the cached JWKS, or fetched again for a new kid. */
-async function keyFor(
-  client: Client,
-  header: { alg: string; kid?: string },
-  response?: OAuthResponse,
-): Promise<CryptoKey> {
-  const spec = algSpec(header.alg);
-  if (header.alg.startsWith("HS")) {
-    return await crypto.subtle.importKey("raw", utf8(client.secret), spec.importParams, false, [
-      "verify",
-    ]);
-  }
-  const url = client.options.jwksUri;
-  if (!url) throw invalid(response, `no "jwksUri" to verify an ${header.alg} ID token`);
-  let entry = jwksCache.get(url);
-  let fetched = false;
-  if (!entry) {
-    entry = { keys: [] };
-    jwksCache.set(url, entry);
-    await loadJwks(client, url, entry);
-    fetched = true;
-  }
-  const kty = header.alg.startsWith("E") ? (header.alg === "EdDSA" ? "OKP" : "EC") : "RSA";
-  const pick = () =>
-    entry!.keys.filter((k) =>
-      k.kty === kty && (header.kid === undefined || k.kid === header.kid) &&
-      (k.use === undefined || k.use === "sig") && (k.alg === undefined || k.alg === header.alg)
-    );
-  let candidates = pick();
-  if (candidates.length === 0 && !fetched) {
-    await loadJwks(client, url, entry); // key rotation: the provider has a new key
-    candidates = pick();
-  }
-  if (candidates.length !== 1) {
-    throw invalid(
-      response,
-      candidates.length === 0
-        ? `no key in the JWKS matches kid ${JSON.stringify(header.kid)} and ${header.alg}`
-        : `several keys in the JWKS match an ID token without kid`,
-    );
-  }
-  const { alg: _a, use: _u, key_ops: _k, ...jwk } = candidates[0] as JsonWebKey;
-  return await crypto.subtle.importKey("jwk", jwk, spec.importParams, false, ["verify"]);
-}
-
-function decodePart(part: string): Record<string, unknown> {
-  const b64 = part.replace(/-/g, "+").replace(/_/g, "/");
-  const parsed = JSON.parse(new TextDecoder().decode(fromBase64(b64)));
-  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new Error("not an object");
-  }
-  return parsed;
 }
 
 /** The left half of the hash of `value` (at_hash / c_hash), base64url. */
@@ -163,30 +88,13 @@ export async function validateIdToken(
   if (typeof idToken !== "string") {
     throw new TypeError(`validateIdToken: "idToken" must be a string`);
   }
-  const parts = idToken.split(".");
-  if (parts.length !== 3) throw invalid(response, "the ID token is not a compact JWS");
-  let header: Record<string, unknown>;
-  let claims: Record<string, unknown>;
-  try {
-    header = decodePart(parts[0]);
-    claims = decodePart(parts[1]);
-  } catch {
-    throw invalid(response, "the ID token's header or payload is not JSON");
-  }
-  const alg = header.alg;
-  if (typeof alg !== "string" || !(options.algorithms ?? DEFAULT_ALGS).includes(alg)) {
-    throw invalid(response, `the ID token's alg ${JSON.stringify(alg)} is not accepted`);
-  }
-  const kid = typeof header.kid === "string" ? header.kid : undefined;
-  const key = await keyFor(client, { alg, kid }, response);
-  const signature = fromBase64(parts[2].replace(/-/g, "+").replace(/_/g, "/"));
-  const ok = await crypto.subtle.verify(
-    algSpec(alg).signParams,
-    key,
-    signature,
-    utf8(`${parts[0]}.${parts[1]}`),
+  const { claims, alg } = await verifyProviderJws(
+    client,
+    idToken,
+    "ID token",
+    options.algorithms,
+    (reason) => invalid(response, reason),
   );
-  if (!ok) throw invalid(response, "the ID token's signature does not verify");
 
   const issuer = client.options.issuer;
   if (!issuer) throw invalid(response, `the client has no "issuer" to check the ID token against`);

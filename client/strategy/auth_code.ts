@@ -70,6 +70,11 @@ export function strategyAuthorizeUrl(
   where: string,
 ): string {
   const p = objectParam(params, "params", where);
+  if (client.options.profile === "fapi2") {
+    throw new TypeError(
+      `${where}: FAPI 2.0 sends authorization requests only by PAR (pushAuthorizationRequest)`,
+    );
+  }
   if ("client_secret" in p) {
     throw new TypeError(`${where}: client_secret is not allowed in authorize URL query params`);
   }

@@ -48,7 +48,7 @@ function conflict(e: unknown): AuthError {
   return unprocessable("A user with this id already exists", "user_already_exists");
 }
 
-async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: string) {
+async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: Actor) {
   if (!p.email && !p.phone) {
     throw badRequest("Cannot create a user without either an email or phone");
   }
@@ -89,7 +89,7 @@ async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: string
   }
   await s.audit.record({
     action: "user_signedup",
-    actorId: actor,
+    ...actor,
     logType: "team",
     traits: { user_id: user.id, user_email: user.email ?? "", user_phone: user.phone ?? "" },
     ip: clientIp(c),
@@ -98,7 +98,7 @@ async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: string
   return c.json(await userResponse(s, user));
 }
 
-async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams, actor: string) {
+async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams, actor: Actor) {
   // GoTrue checks the strength of a password an admin sets on an existing user
   // ("" included), not of one given at creation (the admin vouches for it).
   if (p.passwordSent !== undefined) await checkPassword(s, p.passwordSent);
@@ -153,7 +153,7 @@ async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams
     }
     await s.audit.record({
       action: "user_modified",
-      actorId: actor,
+      ...actor,
       logType: "user",
       traits: {
         user_id: user.id,
@@ -233,7 +233,7 @@ async function listUsers(c: Ctx, s: Services) {
   });
 }
 
-async function deleteUser(c: Ctx, s: Services, id: string, actor: string) {
+async function deleteUser(c: Ctx, s: Services, id: string, actor: Actor) {
   const body = await readBody(c);
   const soft = optBool(body, "should_soft_delete") ?? false;
   const user = await s.users.findById(id);
@@ -246,7 +246,7 @@ async function deleteUser(c: Ctx, s: Services, id: string, actor: string) {
   }
   await s.audit.record({
     action: "user_deleted",
-    actorId: actor,
+    ...actor,
     logType: "team",
     traits: { user_id: id, user_email: user.email ?? "", user_phone: user.phone ?? "", soft },
     ip: clientIp(c),
@@ -255,8 +255,17 @@ async function deleteUser(c: Ctx, s: Services, id: string, actor: string) {
 }
 
 /** The admin who made a request, for the audit log. */
-function actorOf(claims: { sub?: unknown }): string {
-  return typeof claims.sub === "string" ? claims.sub : "";
+interface Actor {
+  actorId: string;
+  actorUsername: string;
+}
+
+/** The admin who made a request: their id and, as GoTrue records it, their e-mail. */
+export function actorOf(claims: { sub?: unknown; email?: unknown }): Actor {
+  return {
+    actorId: typeof claims.sub === "string" ? claims.sub : "",
+    actorUsername: typeof claims.email === "string" ? claims.email : "",
+  };
 }
 
 /** GET /admin/users. */

@@ -11,6 +11,7 @@ import type { Services } from "../services.ts";
 import { claimsOf, clientIp, type Ctx } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { uuidParam } from "./input.ts";
+import { actorOf } from "./admin.ts";
 
 async function userOf(s: Services, id: string): Promise<UserRow> {
   const user = await s.users.findById(id);
@@ -43,7 +44,7 @@ export async function adminEndSessions(c: Ctx, s: Services): Promise<Response> {
   await s.sessions.endAll(user.id);
   await s.audit.record({
     action: "logout",
-    actorId: typeof claims.sub === "string" ? claims.sub : "",
+    ...actorOf(claims),
     logType: "account",
     traits: { user_id: user.id, user_email: user.email ?? "", scope: "global" },
     ip: clientIp(c),

@@ -24,12 +24,20 @@ function positiveInt(v: string | undefined, name: string, def: number, max: numb
 /** Our filters beyond GoTrue's `query` (the console uses them; docs/console.md). */
 const FILTER_PARAMS = ["user_id", "actor", "action", "since", "until"] as const;
 
+/**
+ * `since` / `until`: an ISO 8601 time in the years 0001 to 9999 (UTC). JavaScript reads year
+ * 0000 (and a zone offset can carry 0001 or 9999 across), PostgreSQL's timestamptz has no year
+ * 0 and its text form no year beyond 9999 in ISO notation: such a time would be a 500.
+ */
 function auditTime(c: Ctx, name: "since" | "until"): Date | undefined {
   const v = c.req.query(name);
   if (!v) return undefined;
   const d = new Date(v);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(d.getTime())) {
-    throw badRequest(`${name} must be an ISO 8601 time, got "${v.slice(0, 40)}"`);
+  const year = d.getUTCFullYear();
+  if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(d.getTime()) || year < 1 || year > 9999) {
+    throw badRequest(
+      `${name} must be an ISO 8601 time between the years 0001 and 9999, got "${v.slice(0, 40)}"`,
+    );
   }
   return d;
 }

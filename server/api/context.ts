@@ -16,7 +16,14 @@ const NIL_UUID = "00000000-0000-0000-0000-000000000000";
 
 /** Hono bindings and variables of this app. */
 export type AppEnv = {
-  Bindings: { remoteAddr?: string };
+  Bindings: {
+    remoteAddr?: string;
+    /**
+     * Roles the password grant may open a session for; set by the console's sign-in
+     * (console/routes.ts), which is refused before a session or a sign-in is counted.
+     */
+    signInRoles?: readonly string[];
+  };
   Variables: {
     services: Services;
     requestId: string;

@@ -20,8 +20,18 @@ import { setHeaderAfter } from "./headers.ts";
 /** The headers a cross-origin caller may read. */
 export const EXPOSE = "X-Total-Count,Link,X-Request-Id,Retry-After";
 
-/** The CORS middleware of the API. */
-export function apiCors(): MiddlewareHandler<AppEnv> {
+/** The operators' console's paths, which get no CORS headers (console/routes.ts). */
+export function isConsolePath(path: string): boolean {
+  return path === "/console" || path.startsWith("/console/");
+}
+
+/**
+ * The CORS middleware of the API. With `exceptConsole` (the console is
+ * enabled), paths under /console/ get none: its API answers only pages of
+ * its own origin, so no other origin, not even a sibling subdomain the
+ * browser sends the console's cookies from, may read an answer.
+ */
+export function apiCors(opts: { exceptConsole?: boolean } = {}): MiddlewareHandler<AppEnv> {
   const preflight = cors({
     origin: (origin) => origin || "*",
     allowHeaders: [
@@ -40,7 +50,9 @@ export function apiCors(): MiddlewareHandler<AppEnv> {
   // only a Response a handler made itself lacks them, and then lacks all of them. A request
   // without an Origin header is not a CORS request: it gets only `Vary: Origin` (its answer
   // differs from one to a request with an Origin), as GoTrue's rs/cors answers.
+  const exceptConsole = opts.exceptConsole === true;
   return async (c, next) => {
+    if (exceptConsole && isConsolePath(c.req.path)) return await next();
     if (c.req.method === "OPTIONS") return await preflight(c, next);
     const origin = c.req.header("origin");
     if (origin) {

@@ -59,6 +59,32 @@ class CallbackError extends Error {
 const MAX_PROVIDER_URL = 8000;
 
 /**
+ * What a provider's form_post carries that /callback reads (apple posts `user` on the first
+ * sign-in), and the most each value may hold when it is carried over into the URL of the
+ * top-level GET the browser is sent back with.
+ */
+const POSTED_PARAMS = ["state", "code", "error", "error_description", "user"];
+const MAX_POSTED_VALUE = 2048;
+
+/** The query of the GET that replays a provider's POST: only what /callback reads, bounded. */
+function replayQuery(params: URLSearchParams): string {
+  const out = new URLSearchParams();
+  for (const name of POSTED_PARAMS) {
+    const v = params.get(name);
+    if (v === null) continue;
+    if (v.length > MAX_POSTED_VALUE) {
+      throw new CallbackError(
+        "invalid_request",
+        "bad_oauth_callback",
+        `OAuth callback parameter ${name} is too long (at most ${MAX_POSTED_VALUE} characters)`,
+      );
+    }
+    out.set(name, v);
+  }
+  return `?${out}`;
+}
+
+/**
  * Where the user goes afterwards: `redirect_to` when permitted, else the
  * page the browser came from (Referer) when permitted, else SITE_URL, as
  * GoTrue does: a sign-in started without `redirectTo` returns to the app.
@@ -219,7 +245,7 @@ export async function callback(c: Ctx, s: Services): Promise<Response> {
     if (!bound && c.req.method === "POST") {
       // A provider's form_post is a cross-site POST, which SameSite=Lax cookies do not
       // accompany: the browser comes back once more as a top-level GET, which they do.
-      return c.redirect(`?${params}`, 303);
+      return c.redirect(replayQuery(params), 303);
     }
     let state: OpenedState;
     try {

@@ -20,6 +20,7 @@ import type { Services } from "../services.ts";
 import { type Caller, callerOf, claimsOf, clientIp, type Ctx } from "./context.ts";
 import { ApiError, badRequest, uniqueViolationAnswer } from "./errors.ts";
 import { isUuid, optString, readBody, reqString, uuidParam } from "./input.ts";
+import { actorOf } from "./admin.ts";
 
 /** The caller's session, which every factor operation needs. */
 function callerSession(caller: Caller): SessionRow {
@@ -202,7 +203,7 @@ export async function adminDeleteFactor(c: Ctx, s: Services): Promise<Response> 
   const row = await s.mfa.deleteFactor(user.id, uuidParam(c, "factor_id"));
   await s.audit.record({
     action: "factor_deleted",
-    actorId: typeof admin.sub === "string" ? admin.sub : "",
+    ...actorOf(admin),
     logType: "factor",
     traits: { user_id: user.id, factor_id: row.id },
     ip: clientIp(c),
@@ -232,7 +233,7 @@ export async function adminUpdateFactor(c: Ctx, s: Services): Promise<Response> 
   });
   await s.audit.record({
     action: "factor_updated",
-    actorId: typeof admin.sub === "string" ? admin.sub : "",
+    ...actorOf(admin),
     logType: "factor",
     traits: { user_id: user.id, factor_id: row.id, factor_type: row.factor_type },
     ip: clientIp(c),

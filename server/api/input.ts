@@ -88,6 +88,44 @@ export function checkQuery(url: string): void {
   }
 }
 
+const ABANDONED = "The client closed the connection while sending the request body";
+
+/**
+ * The client closed the connection while its body was being read: nobody will read an answer
+ * and nothing went wrong here. app.ts answers it 499 and logs it at debug level, never as an
+ * error with a stack trace.
+ */
+export class BodyAbandonedError extends Error {
+  constructor(options?: ErrorOptions) {
+    super(ABANDONED, options);
+    this.name = "BodyAbandonedError";
+  }
+}
+
+/** Errors Deno's HTTP server gives a body read when the connection went away under it. */
+const CONNECTION_GONE = [
+  Deno.errors.BadResource,
+  Deno.errors.ConnectionReset,
+  Deno.errors.ConnectionAborted,
+  Deno.errors.BrokenPipe,
+  Deno.errors.UnexpectedEof,
+  Deno.errors.Interrupted,
+  Deno.errors.Http,
+];
+
+/**
+ * What a failed read of a request body becomes: BodyAbandonedError when the connection went
+ * away under it, a 400 otherwise (a malformed chunked encoding), the size limit's 413 as it is.
+ */
+export function bodyReadFailure(e: unknown): Error {
+  if (e instanceof AuthError) return e;
+  if ((e as Error)?.name === "BodyLimitError" || (e as { status?: number })?.status === 413) {
+    return e as Error;
+  }
+  if (CONNECTION_GONE.some((cls) => e instanceof cls)) return new BodyAbandonedError({ cause: e });
+  return new ApiError(400, "bad_json", "Request body could not be read");
+}
+
 /** Decodes whole bodies (never `stream`, so it keeps no state between calls). */
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -103,11 +141,7 @@ export async function readBody(c: Context): Promise<Body> {
   try {
     buf = new Uint8Array(await c.req.arrayBuffer());
   } catch (e) {
-    if (e instanceof AuthError) throw e;
-    if ((e as Error)?.name === "BodyLimitError" || (e as { status?: number })?.status === 413) {
-      throw e;
-    }
-    throw new ApiError(400, "bad_json", "Request body is not valid UTF-8");
+    throw bodyReadFailure(e);
   }
   return bodyOf(c.req.header("content-type") ?? "", buf);
 }

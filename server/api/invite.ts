@@ -13,6 +13,7 @@ import type { Services } from "../services.ts";
 import { claimsOf, clientIp, type Ctx } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { checkEmail, optObject, optString, readBody, redirectToParam } from "./input.ts";
+import { actorOf } from "./admin.ts";
 
 /** Finds or creates the invited user (422 email_exists when already confirmed). */
 export async function invitedUser(
@@ -78,8 +79,7 @@ export async function invite(c: Ctx, s: Services): Promise<Response> {
   }
   await s.audit.record({
     action: "user_invited",
-    actorId: typeof claims.sub === "string" ? claims.sub : "",
-    actorUsername: typeof claims.email === "string" ? claims.email : "",
+    ...actorOf(claims),
     logType: "team",
     traits: { user_id: user.id, user_email: email },
     ip: clientIp(c),

@@ -35,8 +35,7 @@ import { rateKeyOf } from "../security/middleware.ts";
 import { overRequestRateLimit } from "../security/rate_limit.ts";
 import { bearerOf, verifiedClaimsOf } from "./context.ts";
 import { EXPOSE } from "./cors.ts";
-import { ApiError } from "./errors.ts";
-import { bodyOf, checkQuery } from "./input.ts";
+import { bodyOf, bodyReadFailure, checkQuery } from "./input.ts";
 import { refreshTokenSet } from "./token.ts";
 import { userProfileText } from "./user_profile.ts";
 
@@ -197,11 +196,11 @@ function laneFor(
   };
 }
 
-/** The body's bytes; a body that cannot be read is readBody's 400. */
+/** The body's bytes; a body that cannot be read fails as readBody's does. */
 async function readBytes(req: Request): Promise<ArrayBuffer> {
   try {
     return await req.arrayBuffer();
-  } catch {
-    throw new ApiError(400, "bad_json", "Request body is not valid UTF-8");
+  } catch (e) {
+    throw bodyReadFailure(e);
   }
 }

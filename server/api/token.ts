@@ -68,6 +68,11 @@ export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Re
   if (!email && !user.phone_confirmed_at) {
     throw new ApiError(400, "phone_not_confirmed", "Phone not confirmed");
   }
+  const roles = c.env?.signInRoles;
+  if (roles && !roles.includes(user.role || "authenticated")) {
+    // The console's sign-in: no session, audit entry or sign-in for an account it refuses.
+    throw new ApiError(403, "not_admin", "This account may not use the console");
+  }
   if (s.passwords.needsRehash(user.encrypted_password)) {
     // An imported hash (argon2, $2y$, another cost): store ours from now on.
     const fresh = await s.passwords.hash(password);

@@ -16,7 +16,8 @@
  * - PKCE flow states older than an unused flow may live (auth/pkce.ts);
  * - MFA challenges older than twice their expiry and the grace window;
  * - send-log rows and shared rate counters older than any limit looks back;
- * - audit entries older than AUDIT_LOG_RETENTION, when it is set.
+ * - audit entries older than AUDIT_LOG_RETENTION, when it is set;
+ * - the console's activity counts older than a day (the chart shows an hour).
  *
  * The cutoffs come from the injected clock, so tests age rows by moving it.
  */
@@ -28,6 +29,9 @@ import type { Clock } from "./clock.ts";
 import { UNUSED_FLOW_TTL_SEC } from "./pkce.ts";
 
 export { CLEANUP_KINDS, type CleanupKind } from "../store/cleanup.ts";
+
+/** How long the console's activity counts are kept (console/figures.ts shows the last hour). */
+export const ACTIVITY_KEPT_SEC = 86_400;
 
 /** Batches of one kind one pass deletes at most, so one pass ends even while rows keep dying. */
 export const MAX_BATCHES_PER_PASS = 100;
@@ -62,6 +66,7 @@ export function cleanupCutoffs(config: Config, now: Date): Partial<Record<Cleanu
     )),
     // Fixed windows: a counter is read only within its window (security/rate_limit.ts).
     rate_counters: ago(2 * Math.max(...rates)),
+    activity_minutes: ago(ACTIVITY_KEPT_SEC),
   };
   if (config.sessions.timeboxSec > 0) {
     cutoffs.sessions_timebox = ago(config.sessions.timeboxSec + grace);

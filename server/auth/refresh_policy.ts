@@ -1,23 +1,32 @@
 /**
  * The refresh_token grant's rule, as a pure function of what the database
- * holds: given the presented token's row, its session, its user, the token's
- * newest child and the settings, what happens. Sessions.refresh reads the
- * rows (under the session's lock), asks this function, and carries the
+ * holds: given the presented token's row, its session, its user, the live
+ * token it leads to and the settings, what happens. Sessions.refresh reads
+ * the rows (under the session's lock), asks this function, and carries the
  * answer out through the store; nothing here touches the database or a clock.
  *
- * The rule (GoTrue's `internal/api/token_refresh.go`, with the reuse interval
- * of `GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL`):
+ * The rule (docs/sessions.md, "Refresh-token reuse", draws it), with the
+ * reuse interval of `GOTRUE_SECURITY_REFRESH_TOKEN_REUSE_INTERVAL`:
  * - an unknown token, or one whose session or user is gone: `not_found`;
  * - a banned user: `banned`; a session past its `not_after`: `expired`;
  * - rotation off: a live token is answered with itself (`keep`), a revoked
  *   one is refused without touching the family (`reused`);
  * - rotation on, live token: `rotate` (revoke it, hand out its child);
- * - rotation on, revoked token: when its newest child is live, is the one
- *   this token derives, and the token was revoked at most the reuse interval
- *   ago, the same child is handed out again (`return_child`: concurrent
- *   refreshes of one token all get one answer); otherwise the token was
- *   stolen or replayed late, and the whole family is revoked
- *   (`revoke_family`).
+ * - rotation on, revoked (used) token that leads to the session's live token
+ *   (each token after it the child its predecessor derives), the live token
+ *   issued at most the reuse interval after the used token's own use: the
+ *   live token is handed out again, at any age (`return_current`). This holds
+ *   GoTrue's two cases (`internal/tokens/service.go`, the parent check and
+ *   the counter of its v2 refresh-token algorithm): the live token's parent,
+ *   whose client never saw its child, at any age (its child was issued at
+ *   the moment of its use), and any used token within the interval of its
+ *   use (tabs and servers refreshing at once). It also holds a token that was
+ *   superseded in one burst of exchanges, all within the interval of its use,
+ *   presented later: what a browser holds after an app server's answer wrote
+ *   an older cookie over the newer one a tab stored meanwhile;
+ * - any other used token, or one that leads to no live token (the chain was
+ *   cut by a step-up or ends revoked), revokes the family (`revoke_family`):
+ *   a token from before the last burst, replayed, is what a thief holds.
  */
 import type { RefreshTokenRow } from "../store/refresh_tokens.ts";
 import type { SessionRow } from "../store/sessions.ts";
@@ -30,10 +39,13 @@ export interface RefreshFacts {
   session: Pick<SessionRow, "not_after"> | null;
   /** The token's user, or null when deleted. */
   user: { banned_until: Date | string | null } | null;
-  /** The newest child of the token (read when the token is revoked and rotation is on). */
-  child: Pick<RefreshTokenRow, "revoked" | "token_hash"> | null;
-  /** SHA-256 (hex) of the child the presented token derives (rotation on). */
-  derivedChildHash: string | null;
+  /**
+   * The session's live token, when the presented (revoked) token leads to it through children
+   * each derived from the one before: when it was issued, and how many exchanges down it is
+   * (1: the token's own child); null when there is none (read when the token is revoked and
+   * rotation is on).
+   */
+  current: { issued_at: Date | string; generation: number } | null;
   now: Date;
 }
 
@@ -57,14 +69,32 @@ export type RefreshDecision =
   | "rotate"
   /** Live token, rotation off: answer with the same token. */
   | "keep"
-  /** Revoked within the reuse interval, its current child live: hand out that child again. */
-  | "return_child"
-  /** Reuse of an older token or outside the interval: revoke the family, end the session. */
+  /** Revoked, and the live token was issued within the interval of its use: hand that out. */
+  | "return_current"
+  /** Reuse of a token superseded later than that, or of one that leads nowhere. */
   | "revoke_family"
   /** Rotation off, token revoked: refuse, the family stays. */
   | "reused";
 
 const at = (d: Date | string) => (d instanceof Date ? d : new Date(d)).getTime();
+
+/**
+ * The most exchanges a chain is followed: a bound on the work one request can cause, far
+ * beyond what clients make within a reuse interval (each exchange is a request under the token
+ * rate limit). A live token further down counts as none.
+ */
+export const MAX_GENERATIONS = 1000;
+
+/**
+ * The latest time a live token may have been issued for a reuse of `token` to be answered:
+ * the reuse interval after its use. Sessions.refresh reads the chain no further than this.
+ */
+export function reuseWindowEnd(
+  token: Pick<RefreshTokenRow, "updated_at">,
+  settings: RefreshSettings,
+): Date {
+  return new Date(at(token.updated_at) + settings.reuseIntervalSec * 1000);
+}
 
 /** Decides what the refresh grant does; see the rule at the top of this file. */
 export function decideRefresh(f: RefreshFacts, settings: RefreshSettings): RefreshDecision {
@@ -74,8 +104,9 @@ export function decideRefresh(f: RefreshFacts, settings: RefreshSettings): Refre
   if (f.session.not_after && at(f.session.not_after) <= now) return "expired";
   if (!settings.rotationEnabled) return f.token.revoked ? "reused" : "keep";
   if (!f.token.revoked) return "rotate";
-  const sameChild = f.child !== null && !f.child.revoked && f.derivedChildHash !== null &&
-    f.child.token_hash === f.derivedChildHash;
-  const ageSec = (now - at(f.token.updated_at)) / 1000;
-  return sameChild && ageSec <= settings.reuseIntervalSec ? "return_child" : "revoke_family";
+  const c = f.current;
+  return c !== null && c.generation <= MAX_GENERATIONS &&
+      at(c.issued_at) <= reuseWindowEnd(f.token, settings).getTime()
+    ? "return_current"
+    : "revoke_family";
 }

@@ -1,11 +1,18 @@
 /**
  * The refresh rule without a database: each case builds the rows the grant
  * would read and checks the decision. The cases follow GoTrue's
- * `internal/api/token_refresh_test.go` (rotation, reuse within and outside
- * the interval, reuse of an older token) plus ours for bans and expiry.
+ * `internal/tokens/service_test.go` (RefreshTokenV2Suite: normal use, a
+ * failed save answered at any age, concurrent reuse, malicious reuse after
+ * the interval) plus ours for bursts of exchanges, bans and expiry.
  */
 import assert from "node:assert/strict";
-import { decideRefresh, type RefreshFacts, type RefreshSettings } from "./refresh_policy.ts";
+import {
+  decideRefresh,
+  MAX_GENERATIONS,
+  type RefreshFacts,
+  type RefreshSettings,
+  reuseWindowEnd,
+} from "./refresh_policy.ts";
 
 const NOW = new Date("2026-01-01T12:00:00Z");
 const ago = (sec: number) => new Date(NOW.getTime() - sec * 1000);
@@ -18,16 +25,24 @@ function facts(over: Partial<RefreshFacts> = {}): RefreshFacts {
     token: { revoked: false, updated_at: ago(60) },
     session: { not_after: null },
     user: { banned_until: null },
-    child: null,
-    derivedChildHash: "child-hash",
+    current: null,
     now: NOW,
     ...over,
   };
 }
 
-/** A token revoked `sec` seconds ago whose newest child is `child`. */
-function revoked(sec: number, child: RefreshFacts["child"]): Partial<RefreshFacts> {
-  return { token: { revoked: true, updated_at: ago(sec) }, child };
+/**
+ * A token used (revoked) `sec` seconds ago that leads to the live token, `generation` exchanges
+ * down and issued `issuedSec` seconds after the token's use; no `generation`: to none.
+ */
+function revoked(sec: number, generation?: number, issuedSec = 0): Partial<RefreshFacts> {
+  const used = ago(sec);
+  return {
+    token: { revoked: true, updated_at: used },
+    current: generation === undefined
+      ? null
+      : { generation, issued_at: new Date(used.getTime() + issuedSec * 1000) },
+  };
 }
 
 Deno.test("a live token rotates when rotation is on", () => {
@@ -64,35 +79,60 @@ Deno.test("a ban is reported before an expiry", () => {
   assert.equal(decideRefresh(f, ROTATING), "banned");
 });
 
-Deno.test("the previous token within the reuse interval gets its current child again", () => {
-  const child = { revoked: false, token_hash: "child-hash" };
-  assert.equal(decideRefresh(facts(revoked(3, child)), ROTATING), "return_child");
-  // The interval's last second still counts.
-  assert.equal(decideRefresh(facts(revoked(10, child)), ROTATING), "return_child");
+Deno.test("the parent of the live token gets it back at any age", () => {
+  // The client never saw the answer that carried the live token (GoTrue: the active token's
+  // parent, v2's counter one behind): its child was issued the moment it was used.
+  assert.equal(decideRefresh(facts(revoked(3, 1)), ROTATING), "return_current");
+  assert.equal(decideRefresh(facts(revoked(12.7, 1)), ROTATING), "return_current");
+  assert.equal(decideRefresh(facts(revoked(86_400, 1)), ROTATING), "return_current");
+  const none: RefreshSettings = { rotationEnabled: true, reuseIntervalSec: 0 };
+  assert.equal(decideRefresh(facts(revoked(1, 1)), none), "return_current");
 });
 
-Deno.test("the previous token after the reuse interval revokes the family", () => {
-  const child = { revoked: false, token_hash: "child-hash" };
-  assert.equal(decideRefresh(facts(revoked(11, child)), ROTATING), "revoke_family");
+Deno.test("an older token used within the reuse interval gets the live token", () => {
+  // Two tabs: one refreshed twice while the other's refresh of the first token was on its way.
+  assert.equal(decideRefresh(facts(revoked(3, 2, 1.5)), ROTATING), "return_current");
+  assert.equal(decideRefresh(facts(revoked(9, 5, 8)), ROTATING), "return_current");
+  assert.equal(decideRefresh(facts(revoked(1, MAX_GENERATIONS, 1)), ROTATING), "return_current");
+});
+
+Deno.test("an older token superseded in one burst gets the live token at any age", () => {
+  // Every exchange after its use came within the interval of it (an app server's answer wrote
+  // it back over the newer token a tab stored meanwhile); the browser sends it an hour later.
+  assert.equal(decideRefresh(facts(revoked(3600, 3, 2)), ROTATING), "return_current");
+  // The interval's last instant still counts.
+  assert.equal(decideRefresh(facts(revoked(3600, 2, 10)), ROTATING), "return_current");
+});
+
+Deno.test("an older token superseded later than the interval revokes the family", () => {
+  // A stolen token replayed after its owner refreshed again, a minute or an hour later.
+  assert.equal(decideRefresh(facts(revoked(61, 2, 60)), ROTATING), "revoke_family");
+  assert.equal(decideRefresh(facts(revoked(7200, 2, 3600)), ROTATING), "revoke_family");
+  assert.equal(decideRefresh(facts(revoked(11, 2, 10.001)), ROTATING), "revoke_family");
+  const none: RefreshSettings = { rotationEnabled: true, reuseIntervalSec: 0 };
+  assert.equal(decideRefresh(facts(revoked(1, 2, 0.001)), none), "revoke_family");
+});
+
+Deno.test("a used token that leads to no live token revokes the family at any age", () => {
+  // Its chain ends revoked or leaves the children it derives (a step-up issued a fresh token),
+  // or the live token is further down than any chain is followed.
+  assert.equal(decideRefresh(facts(revoked(1)), ROTATING), "revoke_family");
+  assert.equal(decideRefresh(facts(revoked(3600)), ROTATING), "revoke_family");
   assert.equal(
-    decideRefresh(facts(revoked(0, child)), { rotationEnabled: true, reuseIntervalSec: 0 }),
-    "return_child",
+    decideRefresh(facts(revoked(1, MAX_GENERATIONS + 1, 1)), ROTATING),
+    "revoke_family",
   );
 });
 
-Deno.test("an older token revokes the family even within the interval", () => {
-  // Its child was rotated in turn (revoked), or is not the child it derives, or is missing.
-  const f1 = facts(revoked(1, { revoked: true, token_hash: "child-hash" }));
-  assert.equal(decideRefresh(f1, ROTATING), "revoke_family");
-  const f2 = facts(revoked(1, { revoked: false, token_hash: "another-hash" }));
-  assert.equal(decideRefresh(f2, ROTATING), "revoke_family");
-  assert.equal(decideRefresh(facts(revoked(1, null)), ROTATING), "revoke_family");
-  const f3 = facts({ ...revoked(1, { revoked: false, token_hash: "x" }), derivedChildHash: null });
-  assert.equal(decideRefresh(f3, ROTATING), "revoke_family");
+Deno.test("the chain is read up to the interval after the token's use", () => {
+  const used = ago(3600);
+  assert.equal(
+    reuseWindowEnd({ updated_at: used }, ROTATING).getTime(),
+    used.getTime() + 10_000,
+  );
 });
 
 Deno.test("a revoked token is refused without touching the family when rotation is off", () => {
-  const child = { revoked: false, token_hash: "child-hash" };
-  assert.equal(decideRefresh(facts(revoked(1, child)), FIXED), "reused");
-  assert.equal(decideRefresh(facts(revoked(3600, null)), FIXED), "reused");
+  assert.equal(decideRefresh(facts(revoked(1, 1)), FIXED), "reused");
+  assert.equal(decideRefresh(facts(revoked(3600)), FIXED), "reused");
 });

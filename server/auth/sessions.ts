@@ -4,19 +4,18 @@
  * Refresh tokens are random strings stamped with their time of issue,
  * stored only under a key made of the stamp and their SHA-256 hash
  * (auth/refresh_token_format.ts). A rotated token's child is derived from the parent token itself
- * (HMAC-SHA256 keyed by a server secret), so exchanging the immediately
- * previous token again within the reuse interval returns the very same child
- * without the server ever storing a token in the clear. What an exchange
- * does is decided by auth/refresh_policy.ts; the SQL is in store/sessions.ts
- * and store/refresh_tokens.ts.
+ * (HMAC-SHA256 keyed by a server secret), so a used token that is exchanged
+ * again gets the session's live token, rebuilt from it through the chain of
+ * children, without the server ever storing a token in the clear. What an
+ * exchange does is decided by auth/refresh_policy.ts; the SQL is in
+ * store/sessions.ts and store/refresh_tokens.ts.
  *
  * Concurrency: an exchange locks the session row (`FOR UPDATE`), in the one
  * statement of its common case (store/refresh_tokens.ts `rotateLive`) or in
  * the transaction of every other case, so every exchange within one token
  * family is serialised, across processes too: the second of two concurrent
  * exchanges of the same token finds it revoked (the statement changes
- * nothing), and the transaction then sees the live child inside the interval
- * and returns that child.
+ * nothing), and the transaction then finds the live child and returns it.
  */
 import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
@@ -27,7 +26,8 @@ import type { Clock } from "./clock.ts";
 import { hmacBase64url, type HmacKey, hmacKey, randomToken } from "./crypto.ts";
 import { refreshTokenKey, stampedRefreshToken, stampOfKey } from "./refresh_token_format.ts";
 import type { JwtService } from "./jwt.ts";
-import { decideRefresh } from "./refresh_policy.ts";
+import { decideRefresh, MAX_GENERATIONS, reuseWindowEnd } from "./refresh_policy.ts";
+import { liveTokenOf } from "./refresh_chain.ts";
 import {
   sessionExpiredMessage,
   sessionValidity,
@@ -446,19 +446,30 @@ export class Sessions {
       const rt = await this.#tokens.findById(found.id, tx);
       const user = rt && await this.users.findById(rt.user_id, tx);
       const now = this.clock.now();
-      // The child this token derives: what rotation hands out, and what a repeated exchange
-      // within the reuse interval must find as the token's current child.
-      const derives = rt !== null && settings.rotationEnabled;
-      const child = rt?.revoked && settings.rotationEnabled
-        ? await this.#tokens.findLatestChild(rt.id, tx)
+      // A live token rotates into the child it derives; a revoked one may lead to the live
+      // token, whose text is rebuilt from this one (auth/refresh_policy.ts decides whether it
+      // is handed out).
+      const current = rt?.revoked && settings.rotationEnabled
+        ? liveTokenOf(
+          token,
+          rt.id,
+          await this.#tokens.descendants(
+            rt.id,
+            rt.session_id,
+            reuseWindowEnd(rt, settings),
+            MAX_GENERATIONS,
+            tx,
+          ),
+          (text, key) => this.#childOf(text, now, key),
+        )
         : null;
-      // A new child bears the time of this exchange; the child already handed out (a repeat
-      // within the reuse interval) is rebuilt with its own stamp, or without one if it was
-      // issued before tokens had stamps (auth/refresh_token_format.ts).
-      const plain = derives ? this.#childOf(token, now, child?.token_hash) : token;
-      const childHash = derives ? refreshTokenKey(plain) : null;
+      const plain = rt === null || !settings.rotationEnabled
+        ? token
+        : rt.revoked
+        ? current?.token ?? token
+        : this.#childOf(token, now);
       const decision = decideRefresh(
-        { token: rt, session, user, child, derivedChildHash: childHash, now },
+        { token: rt, session, user, current, now },
         settings,
       );
       if (decision !== "not_found" && decision !== "banned" && decision !== "expired") {
@@ -484,10 +495,10 @@ export class Sessions {
           await this.#tokens.revokeFamily(session.id, now, tx);
           return { error: "reused" as const, session, familyRevoked: true };
         case "rotate":
-          await this.#tokens.rotate(rt!, childHash!, now, tx);
+          await this.#tokens.rotate(rt!, refreshTokenKey(plain), now, tx);
           break;
         case "keep":
-        case "return_child":
+        case "return_current":
           break;
       }
       await this.#store.markRefreshed(session.id, now, tx);

@@ -4,6 +4,7 @@
  * are kept in memory, newest first, so a developer can follow every mail flow
  * from the console (docs/console.md). Never created when SMTP_HOST is set.
  */
+import { linksIn } from "../mail/templates.ts";
 
 /** One mail that was not sent. */
 export interface InboxMail {
@@ -26,7 +27,7 @@ export class DevInbox {
   constructor(readonly max = 200) {}
 
   add(m: Omit<InboxMail, "id" | "links" | "at">, at: Date): void {
-    const links = [...m.text.matchAll(/https?:\/\/[^\s<>"]+/g)].map((x) => x[0]);
+    const links = linksIn(m.text);
     this.#mails.unshift({ ...m, id: crypto.randomUUID(), at: at.toISOString(), links });
     if (this.#mails.length > this.max) this.#mails.length = this.max;
   }

@@ -11,22 +11,25 @@
  * /magiclink, /resend) made on the operator's behalf with their token, so
  * the admin API's checks and audit entries apply unchanged.
  *
- * Cross-site requests: SameSite=Strict keeps the cookies off them, and every
- * state-changing call must also carry the CSRF cookie's value in the
- * X-CSRF-Token header (double submit) and, when the browser sends Origin,
- * come from this server's own origin.
+ * Cross-origin requests: SameSite=Strict keeps the cookies off cross-site
+ * ones (but not off a sibling subdomain's), the API answers no CORS headers
+ * under /console/ (api/cors.ts), and every call to /console/api/, reads
+ * included, must carry the CSRF cookie's value in the X-CSRF-Token header
+ * (double submit) and, when the browser sends Origin (or a Sec-Fetch-Site
+ * other than same-origin), come from this server's own origin.
  */
 import type { Hono } from "../../deps.ts";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { AppEnv, Ctx } from "../api/context.ts";
+import { bodyReadFailure, readBody } from "../api/input.ts";
 import type { Services } from "../services.ts";
 import type { ConsoleFigures } from "./figures.ts";
+import { cookieOpts, fail, pass, payloadOf, randomToken, sameString, tokenOf } from "./http.ts";
 
 const AT = "authsvc_console_at";
 const RT = "authsvc_console_rt";
 const MFA = "authsvc_console_mfa";
 const CSRF = "authsvc_console_csrf";
-const PATH = "/console/";
 
 /** The policy of every console response: nothing but this server's own files. */
 export const CONSOLE_CSP = [
@@ -60,14 +63,16 @@ const FORWARDED: [RegExp, string[]][] = [
 /** Response headers of the API worth passing to the page. */
 const PASSED_HEADERS = ["content-type", "x-total-count", "x-next-cursor", "retry-after"];
 
-/** Request headers passed on to the API: who the caller is, as the server would see them. */
-const CALLER_HEADERS = [
-  "user-agent",
-  "x-forwarded-for",
-  "x-real-ip",
-  "cf-connecting-ip",
-  "sb-forwarded-for",
-];
+/**
+ * Request headers passed on to the API: who the caller is, as the server sees them. Besides the
+ * user agent, only the headers the settings name: the proxy's client-IP header
+ * (SECURITY_SB_FORWARDED_FOR_ENABLED) and RATE_LIMIT_HEADER, so the operator's calls count
+ * against the operator's own limits and carry their address into the audit log.
+ */
+function callerHeaders(config: Services["config"]): string[] {
+  const names = ["user-agent", config.security.forwardedForHeader, config.rateLimit.header];
+  return [...new Set(names.filter(Boolean).map((h) => h.toLowerCase()))];
+}
 
 async function loadAssets(): Promise<Map<string, Uint8Array>> {
   const out = new Map<string, Uint8Array>();
@@ -75,63 +80,6 @@ async function loadAssets(): Promise<Map<string, Uint8Array>> {
     out.set(name, await Deno.readFile(new URL(`./assets/${name}`, import.meta.url)));
   }
   return out;
-}
-
-function isLocalHost(c: Ctx): boolean {
-  const host = (c.req.header("host") ?? new URL(c.req.url).host).toLowerCase();
-  const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0];
-  return name === "localhost" || name.endsWith(".localhost") || name === "[::1]" ||
-    /^127\.\d+\.\d+\.\d+$/.test(name);
-}
-
-function cookieOpts(c: Ctx, maxAge?: number) {
-  return {
-    path: PATH,
-    httpOnly: true,
-    secure: !isLocalHost(c),
-    sameSite: "Strict" as const,
-    ...(maxAge ? { maxAge } : {}),
-  };
-}
-
-function randomToken(): string {
-  const b = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...b)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-/** The payload of a JWT the server itself issued (only read, never trusted for access). */
-function payloadOf(jwt: string): Record<string, unknown> {
-  try {
-    const part = jwt.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
-    return JSON.parse(atob(part));
-  } catch {
-    return {};
-  }
-}
-
-function fail(c: Ctx, status: number, errorCode: string, msg: string): Response {
-  return c.json({ code: status, error_code: errorCode, msg }, status as 400);
-}
-
-/** The API's answer as the console's, keeping the cookies `c` set; only `names` headers pass. */
-async function pass(
-  c: Ctx,
-  res: Response,
-  names = ["content-type", "retry-after"],
-): Promise<Response> {
-  const headers: Record<string, string> = {};
-  for (const h of names) {
-    const v = res.headers.get(h);
-    if (v) headers[h] = v;
-  }
-  return c.body(await res.arrayBuffer(), res.status as 200, headers);
-}
-
-function sameString(a: string, b: string): boolean {
-  if (a.length !== b.length || !a) return false;
-  let d = 0;
-  for (let i = 0; i < a.length; i++) d |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return d === 0;
 }
 
 interface TokenAnswer {
@@ -148,6 +96,28 @@ interface Factor {
   status: string;
 }
 
+/**
+ * The console's routes: method, path and handler, registered in this order
+ * (after the middleware of every console response). The fuzz suite has an
+ * entry for each row (tests/fuzz/console_routes.ts; tests/fuzz/fuzz_test.ts
+ * fails on a row without one).
+ */
+export const CONSOLE_ROUTES = [
+  ["GET", "/console", "toPage"],
+  ["GET", "/console/", "page"],
+  ["GET", "/console/assets/:name", "asset"],
+  ["POST", "/console/api/login", "login"],
+  ["POST", "/console/api/mfa/challenge", "mfaChallenge"],
+  ["POST", "/console/api/mfa/verify", "mfaVerify"],
+  ["POST", "/console/api/logout", "logout"],
+  ["GET", "/console/api/me", "me"],
+  ["GET", "/console/api/figures", "activity"],
+  ["GET", "/console/api/inbox", "inbox"],
+  ["ALL", "/console/api/gotrue/*", "forward"],
+] as const;
+
+type ConsoleHandler = typeof CONSOLE_ROUTES[number][2];
+
 /** Registers the console's routes when it is enabled. */
 export async function consoleRoutes(
   app: Hono<AppEnv>,
@@ -157,16 +127,22 @@ export async function consoleRoutes(
   if (!s.config.console.enabled) return;
   const assets = await loadAssets();
   const adminRoles = s.config.jwt.adminRoles;
+  const passOn = callerHeaders(s.config);
 
   /** A request to this server's own API, as the caller of `c`. */
   const self = (
     c: Ctx,
     method: string,
     path: string,
-    opts: { token?: string; body?: string; contentType?: string } = {},
+    opts: {
+      token?: string;
+      body?: string | Uint8Array<ArrayBuffer>;
+      contentType?: string;
+      signIn?: boolean;
+    } = {},
   ) => {
     const headers = new Headers();
-    for (const h of CALLER_HEADERS) {
+    for (const h of passOn) {
       const v = c.req.header(h);
       if (v) headers.set(h, v);
     }
@@ -175,7 +151,8 @@ export async function consoleRoutes(
       headers.set("content-type", opts.contentType ?? "application/json");
     }
     const url = new URL(path, new URL(c.req.url).origin);
-    return app.fetch(new Request(url, { method, headers, body: opts.body }), c.env);
+    const env = opts.signIn ? { ...c.env, signInRoles: adminRoles } : c.env;
+    return app.fetch(new Request(url, { method, headers, body: opts.body }), env);
   };
 
   const setSession = (c: Ctx, t: TokenAnswer) => {
@@ -190,10 +167,10 @@ export async function consoleRoutes(
 
   /** The operator's access token, refreshed when it has (nearly) expired; null when signed out. */
   const accessToken = async (c: Ctx): Promise<string | null> => {
-    const at = getCookie(c, AT);
+    const at = tokenOf(getCookie(c, AT));
     const exp = at ? Number(payloadOf(at).exp) : 0;
     if (at && exp * 1000 - 10_000 > s.clock.now().getTime()) return at;
-    const rt = getCookie(c, RT);
+    const rt = tokenOf(getCookie(c, RT));
     if (!rt) return null;
     const res = await self(c, "POST", "/token?grant_type=refresh_token", {
       body: JSON.stringify({ refresh_token: rt }),
@@ -236,23 +213,24 @@ export async function consoleRoutes(
     if (c.req.path.startsWith("/console/api/")) c.header("Cache-Control", "no-store");
   });
 
-  // State-changing calls: the CSRF token and, when given, this server's own origin.
+  // Every API call, reads too: the CSRF token and, when given, this server's own origin. A
+  // sibling subdomain is the same site, so SameSite=Strict sends it the cookies; it cannot read
+  // the (host-only) CSRF cookie, and no CORS header lets it read an answer (api/cors.ts).
   app.use("/console/api/*", async (c, next) => {
-    if (c.req.method !== "GET" && c.req.method !== "HEAD") {
-      const cookie = getCookie(c, CSRF) ?? "";
-      const header = c.req.header("x-csrf-token") ?? "";
-      if (!sameString(cookie, header)) {
-        return fail(c, 403, "csrf_failed", "Missing or wrong X-CSRF-Token (reload the console)");
-      }
-      const origin = c.req.header("origin");
-      if (origin !== undefined) {
-        let host = "";
-        try {
-          host = new URL(origin).host;
-        } catch { /* "null" or garbage: refused below */ }
-        if (host !== (c.req.header("host") ?? new URL(c.req.url).host)) {
-          return fail(c, 403, "csrf_failed", "Cross-origin request refused");
-        }
+    const cookie = getCookie(c, CSRF) ?? "";
+    const header = c.req.header("x-csrf-token") ?? "";
+    if (!sameString(cookie, header)) {
+      return fail(c, 403, "csrf_failed", "Missing or wrong X-CSRF-Token (reload the console)");
+    }
+    const origin = c.req.header("origin");
+    const site = c.req.header("sec-fetch-site");
+    if (origin !== undefined || (site !== undefined && site !== "same-origin")) {
+      let host = "";
+      try {
+        host = new URL(origin ?? "").host;
+      } catch { /* "null", garbage or none: refused below */ }
+      if (host !== (c.req.header("host") ?? new URL(c.req.url).host)) {
+        return fail(c, 403, "csrf_failed", "Cross-origin request refused");
       }
     }
     await next();
@@ -267,35 +245,33 @@ export async function consoleRoutes(
       "cache-control": "no-store",
     });
   };
-  app.get("/console", (c) => c.redirect("/console/", 301));
-  app.get("/console/", page);
+  const toPage = (c: Ctx) => c.redirect("/console/", 301);
 
-  app.get("/console/assets/:name", (c) => {
-    const name = c.req.param("name");
+  const asset = (c: Ctx) => {
+    const name = c.req.param("name") ?? "";
     const body = Object.hasOwn(ASSET_TYPES, name) ? assets.get(name) : undefined;
     if (!body || name === "index.html") return fail(c, 404, "not_found", "No such console file");
     return c.body(body.slice(), 200, {
       "content-type": ASSET_TYPES[name],
       "cache-control": "no-cache",
     });
-  });
+  };
 
-  app.post("/console/api/login", async (c) => {
-    let input: { email?: unknown; password?: unknown };
-    try {
-      input = await c.req.json();
-    } catch {
-      return fail(c, 400, "bad_json", 'Send {"email": ..., "password": ...} as JSON');
-    }
-    if (typeof input?.email !== "string" || typeof input?.password !== "string") {
+  const login = async (c: Ctx) => {
+    const input = await readBody(c);
+    if (typeof input.email !== "string" || typeof input.password !== "string") {
       return fail(c, 400, "validation_failed", "email and password are required");
     }
+    // Only an account of an admin role gets a session (api/token.ts); anyone else gets
+    // 403 not_admin from the grant, counted as a failed attempt, not as a sign-in.
     const res = await self(c, "POST", "/token?grant_type=password", {
       body: JSON.stringify({ email: input.email, password: input.password }),
+      signIn: true,
     });
     if (res.status !== 200) return pass(c, res);
     const t = await res.json() as TokenAnswer;
     if (!adminRoles.includes(String(payloadOf(t.access_token).role))) {
+      // The account's role admits it, its token's (an access-token hook's claims) does not.
       const out = await self(c, "POST", "/logout?scope=local", { token: t.access_token });
       await out.body?.cancel();
       return fail(c, 403, "not_admin", "This account may not use the console");
@@ -315,26 +291,25 @@ export async function consoleRoutes(
     }
     setSession(c, t);
     return c.json({ mfa_required: false, user: { id: t.user?.id, email: t.user?.email } });
-  });
+  };
 
-  const pendingToken = (c: Ctx) => (getCookie(c, MFA) ?? "").split(" ")[0];
+  const pendingToken = (c: Ctx) => tokenOf((getCookie(c, MFA) ?? "").split(" ")[0]);
 
-  app.post("/console/api/mfa/challenge", async (c) => {
+  const mfaChallenge = async (c: Ctx) => {
     const token = pendingToken(c);
     if (!token) return signedOut(c);
-    const { factor_id } = await c.req.json().catch(() => ({})) as { factor_id?: unknown };
+    const { factor_id } = await readBody(c);
     if (typeof factor_id !== "string" || !/^[0-9a-f-]{36}$/.test(factor_id)) {
       return fail(c, 400, "validation_failed", "factor_id must be a factor's id");
     }
     const res = await self(c, "POST", `/factors/${factor_id}/challenge`, { token, body: "{}" });
     return pass(c, res);
-  });
+  };
 
-  app.post("/console/api/mfa/verify", async (c) => {
+  const mfaVerify = async (c: Ctx) => {
     const token = pendingToken(c);
     if (!token) return signedOut(c);
-    const input = await c.req.json().catch(() => ({})) as Record<string, unknown>;
-    const { factor_id, challenge_id, code } = input;
+    const { factor_id, challenge_id, code } = await readBody(c);
     if (
       typeof factor_id !== "string" || !/^[0-9a-f-]{36}$/.test(factor_id) ||
       typeof challenge_id !== "string" || typeof code !== "string"
@@ -349,9 +324,9 @@ export async function consoleRoutes(
     const t = await res.json() as TokenAnswer;
     setSession(c, t);
     return c.json({ mfa_required: false, user: { id: t.user?.id, email: t.user?.email } });
-  });
+  };
 
-  app.post("/console/api/logout", async (c) => {
+  const logout = async (c: Ctx) => {
     const token = await accessToken(c);
     if (token) {
       const res = await self(c, "POST", "/logout?scope=local", { token });
@@ -359,9 +334,9 @@ export async function consoleRoutes(
     }
     endSession(c);
     return c.json({});
-  });
+  };
 
-  app.get("/console/api/me", async (c) => {
+  const me = async (c: Ctx) => {
     const op = await operator(c);
     if (!op) return signedOut(c);
     return c.json({
@@ -369,24 +344,24 @@ export async function consoleRoutes(
       email: op.user?.email,
       inbox: s.mailer.inbox !== null,
     });
-  });
+  };
 
-  app.get("/console/api/figures", async (c) => {
+  const activity = async (c: Ctx) => {
     if (!await operator(c)) return signedOut(c);
-    return c.json({ minutes: figures.lastHour() });
-  });
+    return c.json({ minutes: await figures.lastHour() });
+  };
 
-  app.get("/console/api/inbox", async (c) => {
+  const inbox = async (c: Ctx) => {
     if (!await operator(c)) return signedOut(c);
-    const inbox = s.mailer.inbox;
-    if (!inbox) {
+    const mails = s.mailer.inbox;
+    if (!mails) {
       return fail(c, 404, "not_found", "The development inbox exists only when SMTP_HOST is unset");
     }
-    return c.json({ mails: inbox.list() });
-  });
+    return c.json({ mails: mails.list() });
+  };
 
   // The API, on the operator's behalf.
-  app.all("/console/api/gotrue/*", async (c) => {
+  const forward = async (c: Ctx) => {
     const url = new URL(c.req.url);
     const rest = url.pathname.slice("/console/api/gotrue/".length);
     const rule = FORWARDED.find(([re]) => re.test(rest));
@@ -395,8 +370,35 @@ export async function consoleRoutes(
     }
     const token = await accessToken(c);
     if (!token) return signedOut(c);
-    const body = c.req.method === "GET" || c.req.method === "HEAD" ? undefined : await c.req.text();
+    // The bytes as sent: the API refuses what it refuses (invalid UTF-8, NUL, a non-object),
+    // where decoding here would have turned invalid UTF-8 into U+FFFD first.
+    let body: Uint8Array<ArrayBuffer> | undefined;
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+      try {
+        body = new Uint8Array(await c.req.arrayBuffer());
+      } catch (e) {
+        throw bodyReadFailure(e);
+      }
+    }
     const res = await self(c, c.req.method, `/${rest}${url.search}`, { token, body });
     return pass(c, res, PASSED_HEADERS);
-  });
+  };
+
+  const handlers: Record<ConsoleHandler, (c: Ctx) => Response | Promise<Response>> = {
+    toPage,
+    page,
+    asset,
+    login,
+    mfaChallenge,
+    mfaVerify,
+    logout,
+    me,
+    activity,
+    inbox,
+    forward,
+  };
+  for (const [method, path, name] of CONSOLE_ROUTES) {
+    if (method === "ALL") app.all(path, handlers[name]);
+    else app.on(method, path, handlers[name]);
+  }
 }

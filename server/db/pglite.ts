@@ -4,6 +4,7 @@
  */
 import { PGlite } from "@electric-sql/pglite";
 import type { Db, Queryable } from "./db.ts";
+import { claimDataDir, DataDirError } from "./data_dir.ts";
 
 // deno-lint-ignore no-explicit-any
 type AnyPg = any;
@@ -41,25 +42,43 @@ async function checkDataDirVersion(dataDir: string): Promise<void> {
     throw e;
   }
   if (found === PGLITE_PG_MAJOR) return;
-  throw new Error(
-    `AUTHSVC_DB_DATA_DIR "${dataDir}" holds a PostgreSQL ${found} database (written by an ` +
+  throw new DataDirError(
+    `AUTHSVC_DB_DATA_DIR ${dataDir} holds a PostgreSQL ${found} database (written by an ` +
       `earlier version of this server); the embedded PostgreSQL is now ${PGLITE_PG_MAJOR}: ` +
       `copy it over with "deno task pglite:upgrade ${dataDir}" (the old directory is kept), ` +
       `or point DATABASE_URL at a PostgreSQL server`,
   );
 }
 
-/** Opens PGlite under `dataDir` ("memory://" for an in-memory database). */
+/**
+ * Opens PGlite under `dataDir` ("memory://" for an in-memory database), claimed for this
+ * process (data_dir.ts). Throws DataDirError when the directory cannot be used.
+ */
 export async function openPglite(dataDir: string, prefix: string): Promise<Db> {
   const inMemory = dataDir === "" || dataDir.startsWith("memory://");
-  if (!inMemory) {
-    await Deno.mkdir(dataDir, { recursive: true });
-    await checkDataDirVersion(dataDir);
+  const claim = inMemory ? undefined : await claimDataDir(dataDir);
+  try {
+    if (!inMemory) await checkDataDirVersion(dataDir);
+  } catch (e) {
+    await claim?.release();
+    throw e;
   }
-  const pg = new PGlite(inMemory ? undefined : dataDir, {
-    parsers: { 20: (x: string) => Number(x) },
-  });
-  await pg.waitReady;
+  let pg: AnyPg;
+  try {
+    pg = new PGlite(inMemory ? undefined : dataDir, {
+      parsers: { 20: (x: string) => Number(x) },
+    });
+    await pg.waitReady;
+    await claim?.opened();
+  } catch (e) {
+    await claim?.release();
+    if (inMemory) throw e;
+    // PGlite stops with a bare ExitStatus ("exit(1)"), not an Error, on a directory it cannot use.
+    const why = e instanceof Error ? e.message : String((e as { message?: unknown })?.message ?? e);
+    throw new DataDirError(
+      `the embedded database in AUTHSVC_DB_DATA_DIR ${dataDir} did not open (${why}): restore the directory from a backup, or point AUTHSVC_DB_DATA_DIR at a new one`,
+    );
+  }
   const base = queryable(pg);
   let closed = false;
   return {
@@ -83,7 +102,11 @@ export async function openPglite(dataDir: string, prefix: string): Promise<Db> {
     async close() {
       if (closed) return;
       closed = true;
-      await pg.close();
+      try {
+        await pg.close();
+      } finally {
+        await claim?.release();
+      }
     },
   };
 }

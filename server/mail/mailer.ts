@@ -3,8 +3,11 @@
  * body from the MAILER_TEMPLATES_<KIND> URL or the built-in default) and sends
  * it over SMTP with nodemailer (loaded only when SMTP_HOST is set), From
  * `SMTP_SENDER_NAME <SMTP_ADMIN_EMAIL>`.
- * Without SMTP_HOST it writes each message (recipient, subject, links) to the
- * log instead, and says so once at start.
+ * Without SMTP_HOST it sends nothing: the log names each message (kind,
+ * recipient, subject), its links only with MAILER_LOG_LINKS (development
+ * only: a link signs its holder in, and logs travel further than mail), and
+ * the console's development inbox keeps it (console/inbox.ts). It says so
+ * once at start.
  *
  * Every mail goes through the send limits (auth/send_limits.ts): over a limit
  * the caller gets a 429 and nothing is sent; a failed send is a 500
@@ -30,7 +33,7 @@ import type { Events } from "../auth/events.ts";
 import type { SendLimits } from "../auth/send_limits.ts";
 import type { UserRow } from "../auth/users.ts";
 import type { Logger } from "../observe/log.ts";
-import { DEFAULT_BODIES, htmlToText, render, type TemplateVars } from "./templates.ts";
+import { DEFAULT_BODIES, htmlToText, linksIn, render, type TemplateVars } from "./templates.ts";
 import { AnswerTiming } from "./timing.ts";
 import { templateProblem } from "./go_template.ts";
 
@@ -97,7 +100,11 @@ export class Mailer {
     readonly clock: Clock,
   ) {
     if (!config.smtp.host) {
-      log.warn("SMTP_HOST is not set: mails are written to the log instead of being sent");
+      log.warn(
+        config.mailer.logLinks
+          ? "SMTP_HOST is not set: mails are written to the log, links included (AUTHSVC_MAILER_LOG_LINKS, development only), instead of being sent"
+          : "SMTP_HOST is not set: mails are not sent; the log names each one without its links (AUTHSVC_MAILER_LOG_LINKS=true shows them on a development server, as does the console's development inbox)",
+      );
     } else {
       // Loaded now, so the first mail does not wait for it; a failure shows at that mail.
       this.#smtp().catch(() => {});
@@ -197,7 +204,7 @@ export class Mailer {
             kind: req.kind,
             to,
             subject: mail.subject,
-            links: [...mail.text.matchAll(/https?:\/\/\S+/g)].map((m) => m[0]),
+            ...(this.config.mailer.logLinks ? { links: linksIn(mail.text) } : {}),
           });
           this.inbox?.add(
             {

@@ -147,3 +147,23 @@ export function htmlToText(html: string): string {
     .replace(/<[^>]+>/g, "");
   return decodeEntities(text).replace(/[ \t]+\n/g, "\n").replace(/\n{3,}/g, "\n\n").trim() + "\n";
 }
+
+/** Closing brackets and the opening ones they pair with. */
+const PAIRS: Record<string, string> = { ")": "(", "]": "[", "}": "{" };
+
+/**
+ * The links in a mail's text, without the punctuation of the sentence around
+ * them: "Confirm: https://a.example/v?t=1." gives "https://a.example/v?t=1";
+ * a closing bracket stays when the link opened it ("https://a.example/x_(y)").
+ */
+export function linksIn(text: string): string[] {
+  return [...text.matchAll(/https?:\/\/[^\s<>"]+/g)].map(([url]) => {
+    for (;;) {
+      const last = url.at(-1)!;
+      const open = PAIRS[last];
+      const unpaired = open !== undefined && url.split(open).length <= url.split(last).length - 1;
+      if (!/[.,;:!?'*]/.test(last) && !unpaired) return url;
+      url = url.slice(0, -1);
+    }
+  });
+}

@@ -1,7 +1,8 @@
 /**
  * Traces (TRACING_ENABLED, exporter `opentelemetry`): one server span per
- * request named by its parametrised route, with `http.method`, `http.route`
- * (`/admin/users/{user_id}`) and `http.route.params.<key>`; database calls and
+ * request named `{method} {route}` (`GET /admin/users/{user_id}`), with
+ * `http.request.method`, `http.route` and `http.route.params.<key>` (the
+ * attributes: docs/operations.md, "Tracing"); database calls and
  * outgoing HTTP calls (`fetch`) of that request as child spans. Exported over
  * OTLP/HTTP (protobuf by default, JSON with OTEL_EXPORTER_OTLP_PROTOCOL=
  * http/json) in batches, to the endpoint of the standard OTEL_* variables.

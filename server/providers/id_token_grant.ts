@@ -18,6 +18,7 @@ import type { Config, ProviderConfig, ProviderName } from "../config.ts";
 import { jose } from "../../deps.ts";
 import { verifyIdToken } from "./id_token.ts";
 import { userFromClaims } from "./oidc_claims.ts";
+import { storableUser } from "./storable.ts";
 import { PROVIDER_SPECS, PROVIDERS } from "./specs.ts";
 import {
   type IdTokenRules,
@@ -153,7 +154,14 @@ export async function verifyGrantIdToken(
   if (typeof claims.sub !== "string" || !claims.sub) {
     throw invalid("Missing sub claim in id_token");
   }
-  return { provider, user: await userOf(provider, settings, claims), emailOptional: false };
+  let user: ProviderUser;
+  try {
+    user = storableUser(await userOf(provider, settings, claims));
+  } catch (e) {
+    if (e instanceof ProviderError) throw invalid(`Bad ID token: ${e.message}`);
+    throw e;
+  }
+  return { provider, user, emailOptional: false };
 }
 
 /** The claims every provider's user mapping drops from custom claims. */

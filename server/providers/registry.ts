@@ -8,6 +8,7 @@ import type { Config, ProviderConfig, ProviderName } from "../config.ts";
 import type { Logger } from "../observe/log.ts";
 import { verifyIdToken } from "./id_token.ts";
 import { PROVIDER_SPECS } from "./specs.ts";
+import { checkIdentifier, storableUser } from "./storable.ts";
 import { type Endpoints, ProviderError, type ProviderSpec, type ProviderUser } from "./types.ts";
 
 /** Query parameters of `/authorize` that are ours, never passed to the provider. */
@@ -138,7 +139,9 @@ export class ExternalProvider {
       callback: opts.callback,
     });
     if (!user.id) throw new ProviderError(`${this.spec.name} did not tell the user's id`);
-    return { user, accessToken: token.token, refreshToken: token.refreshToken };
+    checkIdentifier("access token", token.token);
+    checkIdentifier("refresh token", token.refreshToken);
+    return { user: storableUser(user), accessToken: token.token, refreshToken: token.refreshToken };
   }
 }
 

@@ -1,14 +1,13 @@
 /**
  * The client IP used for rate limits, audit entries and logs: the socket's
  * address, or, only with SECURITY_SB_FORWARDED_FOR_ENABLED, the first address
- * of `Authsvc-Proxy-Forwarded-For` when it is a valid IPv4 or IPv6 address.
- * The header is trusted only when that setting says so: anybody can send it.
+ * of the proxy header that setting names (`Authsvc-Proxy-Forwarded-For`, or
+ * GoTrue's `Sb-Forwarded-For` when it was set under GoTrue's name: config.ts
+ * `forwardedForHeader`) when it is a valid IPv4 or IPv6 address. The header
+ * is trusted only when that setting says so: anybody can send it.
  */
 import { isIP } from "node:net";
 import type { Config } from "../config.ts";
-
-/** The proxy header, with the vendor prefix (contract: `Authsvc-Proxy-Forwarded-For`). */
-export const FORWARDED_FOR_HEADER = "authsvc-proxy-forwarded-for";
 
 /** Strips `[v6]:port`, `v4:port` and zone-less brackets; returns "" when not an IP. */
 export function parseIp(text: string): string {
@@ -29,8 +28,9 @@ export function parseIp(text: string): string {
  * @returns an IP address, or "" when none is known
  */
 export function resolveClientIp(config: Config, headers: Headers, remoteAddr: string): string {
-  if (config.security.sbForwardedForEnabled) {
-    const first = (headers.get(FORWARDED_FOR_HEADER) ?? "").split(",")[0];
+  const trusted = config.security.forwardedForHeader;
+  if (trusted) {
+    const first = (headers.get(trusted) ?? "").split(",")[0];
     const ip = parseIp(first);
     if (ip) return ip;
   }

@@ -27,6 +27,7 @@ export const CLEANUP_KINDS = [
   "send_log",
   "rate_counters",
   "audit_log",
+  "activity_minutes",
 ] as const;
 export type CleanupKind = typeof CLEANUP_KINDS[number];
 
@@ -69,6 +70,8 @@ export function cleanupStatements(t: (name: string) => string): Record<CleanupKi
     // locked (FOR UPDATE) until this statement deletes it.
     rate_counters: batch(t("rate_counters"), "ctid", "window_start"),
     audit_log: batch(t("audit_log_entries"), "id", "created_at"),
+    // Keyed by (minute, series), whose first column dates the row: its address, as above.
+    activity_minutes: batch(t("activity_minutes"), "ctid", "minute"),
   };
 }
 

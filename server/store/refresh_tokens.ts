@@ -159,16 +159,30 @@ export class RefreshTokenStore {
     return rows[0] ?? null;
   }
 
-  /** The newest token issued in exchange for `parentId`, or null. */
-  async findLatestChild(
+  /**
+   * The tokens issued, directly or in turn, in exchange for token `parentId` of session
+   * `sessionId` no later than `until`, down to `generations` exchanges below it, each with its
+   * `generation` (1: a child of `parentId`), in order of generation and id. A rotation gives a
+   * token one child, so this is the chain from the token towards the session's live token.
+   */
+  async descendants(
     parentId: number,
+    sessionId: string,
+    until: Date,
+    generations: number,
     q: Queryable = this.#db,
-  ): Promise<RefreshTokenRow | null> {
-    const rows = await q.query<RefreshTokenRow>(
-      `SELECT * FROM ${this.#tokens} WHERE parent_id = $1 ORDER BY id DESC LIMIT 1`,
-      [parentId],
+  ): Promise<(RefreshTokenRow & { generation: number })[]> {
+    return await q.query<RefreshTokenRow & { generation: number }>(
+      `WITH RECURSIVE d AS (
+         SELECT r.*, 1 AS generation FROM ${this.#tokens} r
+         WHERE r.parent_id = $1 AND r.session_id = $2 AND r.created_at <= $3
+         UNION ALL
+         SELECT r.*, d.generation + 1 FROM ${this.#tokens} r JOIN d ON r.parent_id = d.id
+         WHERE r.session_id = $2 AND r.created_at <= $3 AND d.generation < $4
+       )
+       SELECT * FROM d ORDER BY generation, id`,
+      [parentId, sessionId, until, generations],
     );
-    return rows[0] ?? null;
   }
 
   /**

@@ -11,6 +11,7 @@ Deno.test("deno publish --dry-run succeeds", async () => {
   const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   assert.equal(out.code, 0, text);
   assert.match(text, /Success Dry run complete/);
+  assert.doesNotMatch(text, /warning/i, "no slow-types (or other) warning");
   assert.match(text, /client\/strategy\/auth_code\.ts/);
   assert.match(text, /\/LICENSE \(/);
   assert.doesNotMatch(text, /tests\/|server\/|scripts\//, "only the library is published");
@@ -38,9 +39,9 @@ Deno.test("the published deno.json holds the package's fields, no server or test
   }
 });
 
-Deno.test("every export of mod.ts has JSDoc (deno doc --lint)", async () => {
+Deno.test("every export of mod.ts and oidc.ts has JSDoc (deno doc --lint)", async () => {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["doc", "--lint", "mod.ts"],
+    args: ["doc", "--lint", "mod.ts", "oidc.ts"],
     cwd: new URL("../..", import.meta.url).pathname,
     env: { NO_COLOR: "1" },
     stdout: "piped",
@@ -50,7 +51,7 @@ Deno.test("every export of mod.ts has JSDoc (deno doc --lint)", async () => {
   assert.equal(out.code, 0, text);
 });
 
-Deno.test("every export of mod.ts has an @example, and the examples type-check", async () => {
+Deno.test("every export of mod.ts and oidc.ts has an @example, and the examples type-check", async () => {
   const root = new URL("../..", import.meta.url).pathname;
   const doc = await new Deno.Command(Deno.execPath(), {
     args: ["doc", "--json", "mod.ts"],
@@ -63,14 +64,27 @@ Deno.test("every export of mod.ts has an @example, and the examples type-check",
   type DocSymbol = { name: string; declarations: { jsDoc?: { tags?: Tag[] } }[] };
   const json = JSON.parse(new TextDecoder().decode(doc.stdout));
   const symbols: DocSymbol[] = json.nodes[new URL("mod.ts", `file://${root}`).href].symbols;
-  const withoutExample = symbols
-    .filter((s) => !s.declarations.some((d) => d.jsDoc?.tags?.some((t) => t.kind === "example")))
-    .map((s) => s.name);
+  const withoutExample = (list: DocSymbol[]) =>
+    list
+      .filter((s) => !s.declarations.some((d) => d.jsDoc?.tags?.some((t) => t.kind === "example")))
+      .map((s) => s.name);
   assert.ok(symbols.length >= 40, `mod.ts exports ${symbols.length} symbols`);
-  assert.deepEqual(withoutExample, []);
+  assert.deepEqual(withoutExample(symbols), []);
+  const oidcDoc = await new Deno.Command(Deno.execPath(), {
+    args: ["doc", "--json", "oidc.ts"],
+    cwd: root,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(oidcDoc.code, 0, new TextDecoder().decode(oidcDoc.stderr));
+  const oidcJson = JSON.parse(new TextDecoder().decode(oidcDoc.stdout));
+  const oidcSymbols: DocSymbol[] =
+    oidcJson.nodes[new URL("oidc.ts", `file://${root}`).href].symbols;
+  assert.ok(oidcSymbols.length >= 30, `oidc.ts exports ${oidcSymbols.length} symbols`);
+  assert.deepEqual(withoutExample(oidcSymbols), []);
 
   const check = await new Deno.Command(Deno.execPath(), {
-    args: ["check", "--doc", "mod.ts", "client/"],
+    args: ["check", "--doc", "mod.ts", "oidc.ts", "client/"],
     cwd: root,
     env: { NO_COLOR: "1" },
     stdout: "piped",

@@ -41,7 +41,7 @@ Deno.test("redact: objects, JSON, form bodies, URLs, headers and free text", () 
   ) as string;
   assert.equal(
     form,
-    "grant_type=authorization_code&code=%5BFILTERED%5D&client_secret=%5BFILTERED%5D&redirect_uri=x",
+    "grant_type=authorization_code&code=[FILTERED]&client_secret=[FILTERED]&redirect_uri=x",
   );
   const url = redact(
     `https://user:${
@@ -126,7 +126,9 @@ Deno.test("debug log: requests and responses with bodies, every secret filtered"
   assert.ok(!log.includes("v".repeat(43)), "code_verifier filtered");
   assert.match(log, /oauth2 request: POST http:\/\/127\.0\.0\.1:\d+\/oauth\/token/);
   assert.match(log, /body: .*grant_type=authorization_code/);
-  assert.match(log, /body: .*&code=%5BFILTERED%5D/);
+  assert.match(log, /body: .*&code=\[FILTERED\]/);
+  assert.match(log, /\?access_token=\[FILTERED\]/, "in the URL of the request with the token");
+  assert.ok(!log.includes("%5BFILTERED%5D"), "the label is never percent-encoded");
   assert.match(log, /oauth2 response: 200/);
   assert.match(log, /"token_type":"Bearer"/);
   assert.match(log, /"expires_in":3599/);
@@ -203,5 +205,23 @@ Deno.test("debug log: camelCase token fields and dashed header names are filtere
     );
   } finally {
     configure((c) => c.filteredDebugKeys.splice(0, Infinity, ...before));
+  }
+});
+
+Deno.test("redact: the label is written as it is in form bodies, URLs and JSON alike", () => {
+  const form = redact("code=abc&state=s%20t&password=p") as string;
+  assert.equal(form, "code=[FILTERED]&state=s+t&password=[FILTERED]");
+  const url = redact("https://app.example/cb?code=abc&state=x#access_token=t&token_type=Bearer");
+  assert.equal(
+    url,
+    "https://app.example/cb?code=[FILTERED]&state=x#access_token=[FILTERED]&token_type=Bearer",
+  );
+  assert.equal(redact('{"code":"abc"}'), '{"code":"[FILTERED]"}');
+  const saved = config.filteredLabel;
+  try {
+    configure((c) => void (c.filteredLabel = "<hidden>"));
+    assert.equal(redact("code=abc&x=1"), "code=<hidden>&x=1");
+  } finally {
+    configure((c) => void (c.filteredLabel = saved));
   }
 });

@@ -318,3 +318,41 @@ Deno.test("found: POST /invite to an address the mail server refuses answers 400
     assert.equal(await rows(srv, "users"), before, "the invited user stayed");
   });
 });
+
+Deno.test("found: console cookies that cannot be a token (a NUL, non-Latin-1) are signed out, not a 500", async () => {
+  const srv = await startTestServer({ AUTHSVC_CONSOLE_ENABLED: "true" });
+  try {
+    const csrf = "found-csrf";
+    for (
+      const [cookie, path] of [
+        ["authsvc_console_mfa", "/console/api/mfa/challenge"],
+        ["authsvc_console_at", "/console/api/me"],
+        ["authsvc_console_rt", "/console/api/me"],
+        ["authsvc_console_at", "/console/api/gotrue/admin/users"],
+      ]
+    ) {
+      for (const value of ["a\u0000b", "\u202e\u{1f600}", "\u00e9t\u00e9"]) {
+        const res = await srv.fetch(path, {
+          method: path.includes("/mfa/") ? "POST" : "GET",
+          headers: {
+            cookie: `authsvc_console_csrf=${csrf}; ${cookie}=${encodeURIComponent(value)}`,
+            "x-csrf-token": csrf,
+            "content-type": "application/json",
+          },
+          body: path.includes("/mfa/")
+            ? JSON.stringify({ factor_id: crypto.randomUUID() })
+            : undefined,
+        });
+        const body = await res.json();
+        assert.equal(
+          res.status,
+          401,
+          `${cookie}=${JSON.stringify(value)} ${path}: ${JSON.stringify(body)}`,
+        );
+        assert.equal(body.error_code, "no_authorization");
+      }
+    }
+  } finally {
+    await srv.close();
+  }
+});

@@ -1,5 +1,6 @@
 /**
- * The short fuzz pass of `deno task test` (CI): every route of routes.ts,
+ * The short fuzz pass of `deno task test` (CI): every route of routes.ts and
+ * console_routes.ts (the console's, against a second process),
  * FUZZ_REQUESTS requests per route and pass (default 40), two passes, and
  * the conflicting pairs. The full pass is `deno task test:fuzz` (full.ts).
  * A failure prints FUZZ_SEED; `FUZZ_SEED=<n> FUZZ_ROUTE=<name part>` replays it.
@@ -9,6 +10,7 @@ import { FLAT_MEMORY, memoryGrowth, runFuzz } from "./harness.ts";
 import { GRANTS, registeredRoutes, ROUTES } from "./routes.ts";
 import { runSeed } from "./rng.ts";
 import { EXCLUDED } from "./exclusions.ts";
+import { CONSOLE_SPECS, consoleRows, rowOf } from "./console_routes.ts";
 
 Deno.test("fuzz: routes.ts lists every row of the route table, and every /token grant", () => {
   const registered = registeredRoutes();
@@ -20,6 +22,17 @@ Deno.test("fuzz: routes.ts lists every row of the route table, and every /token 
   assert.deepEqual([...listed].filter((r) => !answered(r)), [], "stale routes.ts");
   const grants = ROUTES.filter((r) => r.path === "/token").map((r) => r.fixedQuery?.split("=")[1]);
   assert.deepEqual(grants.sort(), [...GRANTS].sort());
+});
+
+Deno.test("fuzz: console_routes.ts covers every row of the console's route table", () => {
+  const rows = consoleRows();
+  const covered = new Set(CONSOLE_SPECS.map(rowOf));
+  assert.deepEqual(rows.filter((r) => !covered.has(r)), [], "console routes without an entry");
+  assert.deepEqual([...covered].filter((r) => !rows.includes(r)), [], "stale console_routes.ts");
+  for (const spec of CONSOLE_SPECS) {
+    assert.equal(spec.auth, "console", spec.name);
+    assert.ok(spec.path.startsWith("/console"), spec.name);
+  }
 });
 
 Deno.test("fuzz: short pass, no 5xx, no leak, no write on refusal, consistent, flat memory", async () => {

@@ -136,10 +136,26 @@ export async function forgedTokens(secret: string, users: FxUser[]): Promise<For
   return out;
 }
 
+/** Names a console asset path may carry: its files, and what must never be served. */
+const ASSET_NAMES = [
+  "app.js",
+  "app.css",
+  "icon.svg",
+  "index.html",
+  "..%2F..%2F.env",
+  "%2e%2e%2fdeno.json",
+  "__proto__",
+  "constructor",
+  "toString",
+  "app.js%00",
+  "a".repeat(3000),
+];
+
 /** Fills `:param`s: mostly the caller's own ids, sometimes another user's, unknown or malformed. */
 function fillPath(g: GenCtx, path: string): { path: string; kind?: string } {
   let kind: string | undefined;
   const filled = path.replace(/:([a-z_]+)/g, (_, name: string) => {
+    if (name === "name") return g.r.pick(ASSET_NAMES);
     const own = name === "user_id"
       ? g.me.id
       : name === "factor_id"
@@ -352,6 +368,62 @@ function buildBody(g: GenCtx, spec: RouteSpec, maxBody: number): Body | undefine
   return undefined;
 }
 
+/**
+ * The console's caller: mostly the operator's cookies and CSRF header; else a wrong or missing
+ * CSRF header, a foreign Origin, a forged or a plain user's access token in the cookie, or no
+ * session. The operator's refresh token goes only with its access token (the console would
+ * rotate it otherwise, and the fuzz would hold a used one).
+ */
+function consoleCaller(
+  g: GenCtx,
+  spec: RouteSpec,
+  forged: Forged[],
+  headers: [string, string][],
+  kinds: string[],
+): void {
+  const { r } = g;
+  const c = g.console;
+  if (!c) return;
+  const cookies: Record<string, string> = { authsvc_console_csrf: c.csrf };
+  let csrf: string | undefined = c.csrf;
+  const x = r.int(100);
+  if (x < 84) {
+    cookies.authsvc_console_at = c.at;
+    cookies.authsvc_console_rt = c.rt;
+    if (x >= 70 && x < 78) {
+      csrf = r.pick([undefined, "", "wrong", `${c.csrf}x`, c.csrf.toUpperCase()]);
+      kinds.push("console: wrong CSRF header");
+    } else if (x >= 78) {
+      headers.push([
+        "origin",
+        r.pick(["https://evil.example", "null", `${c.origin}.evil.example`]),
+      ]);
+      if (r.chance(0.5)) headers.push(["sec-fetch-site", r.pick(["same-site", "cross-site"])]);
+      kinds.push("console: foreign origin");
+    } else if (r.chance(0.3)) headers.push(["origin", c.origin]);
+  } else if (x < 90) {
+    const f = r.pick(forged);
+    cookies.authsvc_console_at = f.value;
+    cookies.authsvc_console_rt = r.pick(["", "x", "a".repeat(200)]);
+    kinds.push(`console: JWT ${f.name}`);
+  } else if (x < 95) {
+    cookies.authsvc_console_at = g.me.access;
+    kinds.push("console: a user's token");
+  } else {
+    kinds.push("console: signed out");
+  }
+  if (spec.path.includes("/mfa/") && r.chance(0.6)) {
+    cookies.authsvc_console_mfa = r.pick([`${g.me.access} ${g.me.refresh}`, "x y", edgeString(r)]);
+    kinds.push("console: pending MFA cookie");
+  }
+  headers.push([
+    "cookie",
+    Object.entries(cookies).map(([k, v]) => `${k}=${encodeURIComponent(v.toWellFormed())}`)
+      .join("; "),
+  ]);
+  if (csrf !== undefined) headers.push(["x-csrf-token", csrf]);
+}
+
 /** Generates request `g` for `spec`. */
 export function generate(
   g: GenCtx,
@@ -366,7 +438,9 @@ export function generate(
   // who calls
   const right = spec.auth === "admin" ? adminToken : spec.auth === "user" ? g.me.access : undefined;
   const a = r.int(100);
-  if (a < 72) {
+  if (spec.auth === "console") {
+    consoleCaller(g, spec, forged, headers, kinds);
+  } else if (a < 72) {
     if (right) headers.push(["authorization", `Bearer ${right}`]);
   } else if (a < 90) {
     const f = r.pick(forged);

@@ -1,10 +1,14 @@
 /**
  * The fuzz run: one server process on PostgreSQL (so its memory can be
- * measured), a real SMTP server and an SMS gateway fake, and for each pass
- * every route of routes.ts driven with `perRoute` generated requests (a
- * quarter one at a time, the rest by `concurrency` workers), then concurrent pairs of
- * conflicting writes compared with their sequential twins, then the
- * database's integrity checks. How to run and replay: tests/fuzz/full.ts.
+ * measured), a second one on the same database with the operators' console
+ * enabled (the console turns the lanes of the first off, api/lanes.ts), a
+ * real SMTP server, an SMS gateway fake and a local OpenID issuer whose
+ * validly signed ID tokens carry hostile claims (claims.ts); for each pass
+ * every route of routes.ts and console_routes.ts driven with `perRoute`
+ * generated requests (a quarter one at a time, the rest by `concurrency`
+ * workers), then concurrent pairs of conflicting writes compared with their
+ * sequential twins, then the database's integrity checks. How to run and
+ * replay: tests/fuzz/full.ts.
  */
 import { jose } from "../../deps.ts";
 import { type Db, openDb } from "../../server/db/db.ts";
@@ -23,7 +27,17 @@ import { type SmsFake, startSmsFake } from "../helpers/sms_fakes.ts";
 import { describe, type Forged, forgedTokens, type FuzzRequest, generate } from "./gen.ts";
 import { chunkedThenHealth } from "./raw_http.ts";
 import { Rng } from "./rng.ts";
-import { type FxUser, type GenCtx, ROUTES, type RouteSpec } from "./routes.ts";
+import {
+  type ConsoleAuth,
+  type FxUser,
+  type GenCtx,
+  ROUTES,
+  type RouteSpec,
+  type SignedIdToken,
+} from "./routes.ts";
+import { CONSOLE_SPECS } from "./console_routes.ts";
+import { hostileIdTokens, idTokenProviderEnv } from "./claims.ts";
+import { type LocalIssuer, startLocalIssuer } from "../helpers/id_token_issuer.ts";
 import {
   EXCLUDED,
   excludedBy,
@@ -104,7 +118,22 @@ export const WRITES_ON_REFUSAL: Record<string, { tables: string[]; why: string }
     tables: ["refresh_tokens", "sessions", "users"],
     why: "a reused refresh token revokes its whole session (RFC 9700 §4.14.2, theft detection)",
   },
+  "POST /console/api/login": {
+    tables: ["sessions", "refresh_tokens", "users"],
+    why:
+      "a non-operator's password is checked by the password grant itself: a session is opened, closed again, then 403 not_admin",
+  },
+  "POST /console/api/mfa/verify": {
+    tables: ["mfa_challenges", "mfa_factors", "users"],
+    why: "the console forwards to POST /factors/:id/verify, which counts a wrong code",
+  },
 };
+
+/** Every route the fuzz drives: the API's, then the console's. */
+const SPECS: RouteSpec[] = [...ROUTES, ...CONSOLE_SPECS];
+
+/** The operators' console account of a run. */
+const OPERATOR_PASSWORD = "Fuzz-operator-pw-12345";
 
 const LEAKS: [string, RegExp][] = [
   ["stack trace", /\bat (?:async )?[\w$.<>[\]]+ \((?:file|ext|node):/],
@@ -152,6 +181,12 @@ interface Answer {
 
 class Run {
   srv!: ServerProcess;
+  /** The same server with the console enabled (the console's routes go there). */
+  consoleSrv!: ServerProcess;
+  issuer!: LocalIssuer;
+  idTokens: SignedIdToken[] = [];
+  operatorEmail = "";
+  consoleAuth?: ConsoleAuth;
   inspector!: Inspector;
   db!: Db;
   smtp!: TestSmtp;
@@ -194,8 +229,10 @@ class Run {
     const inspectPort = freePort();
     this.smtp = await startSmtp();
     this.sms = await startSmsFake("twilio");
-    this.srv = await startServerProcess({
+    this.issuer = await startLocalIssuer();
+    const env: Record<string, string> = {
       ...this.smtp.env,
+      ...idTokenProviderEnv(this.issuer),
       ...this.sms.env,
       DATABASE_URL: postgresUrl(),
       AUTHSVC_DB_NAMESPACE: this.ns,
@@ -227,8 +264,11 @@ class Run {
       // one_time_tokens ×48"). Its own tests are in tests/server/ops/cleanup_test.ts.
       AUTHSVC_CLEANUP_INTERVAL: "0",
       LOG_LEVEL: "fatal",
-      ...this.opts.serverEnv,
-    }, { denoFlags: [`--inspect=127.0.0.1:${inspectPort}`] });
+    };
+    this.srv = await startServerProcess({ ...env, ...this.opts.serverEnv }, {
+      denoFlags: [`--inspect=127.0.0.1:${inspectPort}`],
+    });
+    this.consoleSrv = await startServerProcess({ ...env, AUTHSVC_CONSOLE_ENABLED: "true" });
     this.inspector = await Inspector.connect(inspectPort);
     this.db = await openDb({
       url: postgresUrl(),
@@ -248,12 +288,82 @@ class Run {
       .sign(new TextEncoder().encode(PROCESS_JWT_SECRET));
     for (let i = 0; i < 4; i++) this.users.push(await this.newUser());
     this.forged = await forgedTokens(PROCESS_JWT_SECRET, this.users);
+    this.idTokens = await hostileIdTokens(this.issuer, new Rng(this.opts.seed ^ 0x5eed1d70), 64);
+    this.operatorEmail = `op-${this.ns}@example.com`;
+    await this.expect(200, "POST", "/admin/users", {
+      email: this.operatorEmail,
+      password: OPERATOR_PASSWORD,
+      email_confirm: true,
+      role: "supabase_admin",
+    }, this.admin);
+    await this.consoleSignIn();
     this.lastLogId = await this.logId();
+  }
+
+  /** Signs the operator in through the console itself (as its page does). */
+  async consoleSignIn() {
+    const base = this.consoleSrv.url;
+    const cookies = new Map<string, string>();
+    const keep = (res: Response) => {
+      for (const line of res.headers.getSetCookie()) {
+        const [pair] = line.split(";");
+        const i = pair.indexOf("=");
+        cookies.set(pair.slice(0, i), decodeURIComponent(pair.slice(i + 1)));
+      }
+    };
+    const page = await fetch(`${base}/console/`);
+    await page.body?.cancel();
+    keep(page);
+    const csrf = cookies.get("authsvc_console_csrf") ?? "";
+    const res = await fetch(`${base}/console/api/login`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        cookie: `authsvc_console_csrf=${encodeURIComponent(csrf)}`,
+        "x-csrf-token": csrf,
+      },
+      body: JSON.stringify({ email: this.operatorEmail, password: OPERATOR_PASSWORD }),
+    });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`set-up: console sign-in: ${res.status} ${text}`);
+    keep(res);
+    this.consoleAuth = {
+      at: cookies.get("authsvc_console_at") ?? "",
+      rt: cookies.get("authsvc_console_rt") ?? "",
+      csrf,
+      origin: new URL(base).origin,
+    };
+  }
+
+  /** Signs the operator in again when its console session ended or ends within ten minutes. */
+  async repairConsole() {
+    const auth = this.consoleAuth;
+    let exp = 0;
+    try {
+      exp = Number(
+        JSON.parse(atob(auth!.at.split(".")[1].replaceAll("-", "+").replaceAll("_", "/"))).exp,
+      );
+    } catch { /* none: sign in */ }
+    if (auth && exp * 1000 > Date.now() + 600_000) {
+      const cookie = [
+        `authsvc_console_at=${encodeURIComponent(auth.at)}`,
+        `authsvc_console_rt=${encodeURIComponent(auth.rt)}`,
+        `authsvc_console_csrf=${encodeURIComponent(auth.csrf)}`,
+      ].join("; ");
+      const me = await fetch(`${this.consoleSrv.url}/console/api/me`, {
+        headers: { cookie, "x-csrf-token": auth.csrf },
+      });
+      await me.body?.cancel();
+      if (me.status === 200) return;
+    }
+    await this.consoleSignIn();
   }
 
   async close() {
     try {
       await this.inspector?.close();
+      await this.consoleSrv?.stop();
+      await this.issuer?.close();
       const st = await this.srv?.stop();
       if (st && !st.success && st.signal !== "SIGTERM") {
         this.fail(`server process exited with ${st.code}: ${this.srv.output().slice(-2000)}`);
@@ -452,12 +562,18 @@ class Run {
     return v;
   }
 
+  /** The server a request goes to: the console's routes to the console's process. */
+  serverOf(req: FuzzRequest): ServerProcess {
+    return req.route.split(" ")[1].startsWith("/console") ? this.consoleSrv : this.srv;
+  }
+
   /** Sends one generated request; returns the answer (never throws). */
   async send(req: FuzzRequest): Promise<Answer> {
+    const srv = this.serverOf(req);
     if (req.chunked) {
       try {
         const { first, second } = await chunkedThenHealth(
-          Number(new URL(this.srv.url).port),
+          Number(new URL(srv.url).port),
           req.method,
           req.target,
           req.headers,
@@ -487,7 +603,7 @@ class Run {
     const headers = new Headers();
     for (const [k, v] of req.headers) headers.append(k, v);
     try {
-      const res = await fetch(`${this.srv.url}${req.target}`, {
+      const res = await fetch(`${srv.url}${req.target}`, {
         method: req.method,
         headers,
         body: req.body,
@@ -587,9 +703,14 @@ class Run {
         r,
         me: this.users[k],
         other: this.users[(k + 1 + r.int(this.users.length - 1)) % this.users.length],
-        tag: `${pass}r${ROUTES.indexOf(spec)}n${i}`,
+        tag: `${pass}r${SPECS.indexOf(spec)}n${i}`,
+        idTokens: this.idTokens,
+        memo: {},
+        console: this.consoleAuth,
       };
     };
+    const isConsole = spec.auth === "console";
+    if (isConsole) await this.repairConsole();
     // one at a time, with the change log checked around every refused request
     for (let i = 0; i < half; i++) {
       const r = rng.fork();
@@ -616,6 +737,7 @@ class Run {
       this.lastLogId = now;
       if (spec.destructive && (ans.status < 400 || spec.name.includes("refresh_token"))) {
         await this.repair(this.users.indexOf(g.me));
+        if (isConsole) await this.repairConsole();
         this.lastLogId = await this.logId();
       }
       await this.maybeSample();
@@ -637,6 +759,10 @@ class Run {
     };
     await Promise.all(Array.from({ length: this.opts.concurrency }, worker));
     await this.repairAll();
+    if (isConsole) {
+      await this.repairConsole();
+      this.lastLogId = await this.logId();
+    }
   }
 
   /** The sequential twin and `pairs` concurrent runs of one conflicting pair of writes. */
@@ -770,11 +896,11 @@ class Run {
   async integrity(): Promise<Record<string, number>> {
     const t = (n: string) => this.db.t(n);
     const checks: Record<string, string> = {
-      "e-mail users without an e-mail identity": `SELECT count(*) FROM ${t("users")} u
+      // A provider sign-up has only the provider's identity (as in GoTrue), which holds the address.
+      "e-mail users without an identity of their address": `SELECT count(*) FROM ${t("users")} u
         WHERE u.email IS NOT NULL AND u.email <> '' AND u.deleted_at IS NULL
-        AND NOT EXISTS (SELECT 1 FROM ${
-        t("identities")
-      } i WHERE i.user_id = u.id AND i.provider = 'email')`,
+        AND NOT EXISTS (SELECT 1 FROM ${t("identities")} i WHERE i.user_id = u.id
+          AND (i.provider = 'email' OR i.identity_data->>'email' = u.email))`,
       "refresh tokens without their session": `SELECT count(*) FROM ${t("refresh_tokens")} r
         WHERE NOT EXISTS (SELECT 1 FROM ${t("sessions")} s WHERE s.id = r.session_id)`,
       "refresh tokens of another user than their session's": `SELECT count(*) FROM ${
@@ -812,7 +938,7 @@ class Run {
 
   async run(): Promise<FuzzReport> {
     const started = Date.now();
-    const routes = ROUTES.filter((r) =>
+    const routes = SPECS.filter((r) =>
       !this.opts.routeFilter || r.name.includes(this.opts.routeFilter)
     );
     this.report.rssMiB.idle = await this.sampleRss();
@@ -820,7 +946,7 @@ class Run {
       for (const [i, spec] of routes.entries()) {
         // each route has its own stream: a route's requests do not depend on the others'
         const rng = new Rng(
-          (this.opts.seed ^ Math.imul(pass * 1000 + ROUTES.indexOf(spec) + 1, 0x9e3779b1)) >>> 0,
+          (this.opts.seed ^ Math.imul(pass * 1000 + SPECS.indexOf(spec) + 1, 0x9e3779b1)) >>> 0,
         );
         await this.routePhase(spec, rng, this.opts.perRoute, pass);
         if (this.opts.verbose) {

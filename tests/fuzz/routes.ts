@@ -23,12 +23,34 @@ export interface FxUser {
   identityId: string;
 }
 
+/** An ID token the local issuer signed, for the provider whose issuer it names. */
+export interface SignedIdToken {
+  provider: string;
+  token: string;
+}
+
+/** The operator's console session the fuzz holds (harness.ts `consoleSignIn`). */
+export interface ConsoleAuth {
+  /** The console's cookies: access and refresh token, CSRF. */
+  at: string;
+  rt: string;
+  csrf: string;
+  /** The console server's own origin. */
+  origin: string;
+}
+
 /** What a generator can draw from: the caller, another user, a fresh tag for unique values. */
 export interface GenCtx {
   r: Rng;
   me: FxUser;
   other: FxUser;
   tag: string;
+  /** ID tokens with hostile claims, validly signed by the run's local issuer (claims.ts). */
+  idTokens: SignedIdToken[];
+  /** Values one member's generator leaves for another's, within one request. */
+  memo: Record<string, unknown>;
+  /** The operator's console session (console routes only). */
+  console?: ConsoleAuth;
 }
 
 export type FieldGen = (g: GenCtx) => unknown;
@@ -40,7 +62,10 @@ export interface RouteSpec {
   path: string;
   /** Fixed query string part (the grant type). */
   fixedQuery?: string;
-  auth: "none" | "user" | "admin";
+  /** Who calls: nobody, a user's or the service role's bearer token, the console's operator. */
+  auth: "none" | "user" | "admin" | "console";
+  /** The row of the route table it covers, when not `${method} ${path}` (console_routes.ts). */
+  row?: string;
   /** Body members and a plausible value of each. */
   body?: Record<string, FieldGen>;
   /** Query parameters and a plausible value of each. */
@@ -50,7 +75,7 @@ export interface RouteSpec {
 }
 
 const PASSWORD = "Fuzz-pw-12345";
-const redirect: FieldGen = ({ r }) =>
+export const redirect: FieldGen = ({ r }) =>
   r.pick([
     "http://localhost:3000/welcome",
     "http://localhost:3000",
@@ -59,19 +84,20 @@ const redirect: FieldGen = ({ r }) =>
     "//evil.example",
     `http://localhost:3000/${edgeString(r)}`,
   ]);
-const fresh: FieldGen = ({ r, tag }) => emailish(r, tag);
-const emailOf = (g: GenCtx) => g.r.pick([g.me.email, g.other.email, emailish(g.r, g.tag)]);
+export const fresh: FieldGen = ({ r, tag }) => emailish(r, tag);
+export const emailOf = (g: GenCtx) => g.r.pick([g.me.email, g.other.email, emailish(g.r, g.tag)]);
 const phoneOf = (g: GenCtx) => g.r.pick([g.me.phone, g.other.phone, phoneish(g.r)]);
-const password: FieldGen = ({ r, me }) =>
+export const password: FieldGen = ({ r, me }) =>
   r.pick([PASSWORD, me.password, "short", "a".repeat(80), `Pw-${edgeString(r)}-1234`]);
-const data: FieldGen = ({ r }) => r.chance(0.5) ? { name: edgeString(r) } : anyJson(r, 3);
-const code6: FieldGen = ({ r }) => r.pick(["123456", "000000", String(r.range(0, 999999)), "12"]);
-const tokenish: FieldGen = ({ r }) =>
+export const data: FieldGen = ({ r }) => r.chance(0.5) ? { name: edgeString(r) } : anyJson(r, 3);
+export const code6: FieldGen = ({ r }) =>
+  r.pick(["123456", "000000", String(r.range(0, 999999)), "12"]);
+export const tokenish: FieldGen = ({ r }) =>
   r.pick(["123456", "pkce_" + "a".repeat(20), r.uuid(), "a".repeat(56), edgeString(r)]);
 const challenge: FieldGen = ({ r }) =>
   r.pick(["E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", "x", "a".repeat(200)]);
 const challengeMethod: FieldGen = ({ r }) => r.pick(["s256", "S256", "plain", "md5"]);
-const emailTypes: FieldGen = ({ r }) =>
+export const emailTypes: FieldGen = ({ r }) =>
   r.pick([
     "signup",
     "invite",
@@ -84,8 +110,8 @@ const emailTypes: FieldGen = ({ r }) =>
     "x",
   ]);
 const provider: FieldGen = ({ r }) => r.pick(["github", "google", "keycloak", "nope", "GitHub"]);
-const bool: FieldGen = ({ r }) => r.chance(0.5);
-const page: FieldGen = ({ r }) => r.pick(["1", "2", "0", "-1", "999999999999", "1.5", "a"]);
+export const bool: FieldGen = ({ r }) => r.chance(0.5);
+export const page: FieldGen = ({ r }) => r.pick(["1", "2", "0", "-1", "999999999999", "1.5", "a"]);
 
 /** The route table. */
 export const ROUTES: RouteSpec[] = [
@@ -287,9 +313,21 @@ export const ROUTES: RouteSpec[] = [
     fixedQuery: "grant_type=id_token",
     auth: "none",
     body: {
-      id_token: (g) => g.r.pick(["a.b.c", tokenish(g), edgeString(g.r)]),
-      provider: ({ r }) => r.pick(["google", "apple", "keycloak", "azure", "facebook", "nope"]),
-      nonce: ({ r }) => edgeString(r),
+      // Mostly an ID token the run's local issuer signed, with hostile claims (claims.ts).
+      id_token: (g) => {
+        if (g.idTokens.length && g.r.chance(0.75)) {
+          const t = g.r.pick(g.idTokens);
+          g.memo.provider = t.provider;
+          return t.token;
+        }
+        return g.r.pick(["a.b.c", tokenish(g), edgeString(g.r)]);
+      },
+      provider: (g) =>
+        g.memo.provider !== undefined && g.r.chance(0.85)
+          ? g.memo.provider
+          : g.r.pick(["google", "apple", "keycloak", "azure", "facebook", "nope"]),
+      // The tokens carry no nonce: a nonce in the body is "both or neither" (400) most of the time.
+      nonce: ({ r }) => r.chance(0.8) ? undefined : edgeString(r),
       link_identity: ({ r }) => r.chance(0.3),
     },
   },
@@ -459,7 +497,8 @@ export const ROUTES: RouteSpec[] = [
   { name: "POST /sso/saml/acs", method: "POST", path: "/sso/saml/acs", auth: "none" },
 ];
 
-function adminUserBody(): Record<string, FieldGen> {
+/** The body members of the admin API's user create and update. */
+export function adminUserBody(): Record<string, FieldGen> {
   return {
     email: (g) => g.r.chance(0.3) ? g.other.email : emailish(g.r, g.tag),
     phone: (g) => g.r.chance(0.3) ? g.other.phone : phoneish(g.r),

@@ -88,6 +88,11 @@ export interface ProcessOptions {
 
 const ROOT = new URL("../../", import.meta.url);
 
+/** A start that failed because another process took its port first (the server says so). */
+export function lostPortRace(e: unknown): boolean {
+  return e instanceof Error && /AddrInUse|port \d+ is in use/.test(e.message);
+}
+
 /**
  * Starts `server/main.ts serve` with PROCESS_BASE_ENV plus `env`; resolves once it is healthy.
  * A port picked here may be taken by another process before the server listens: a start that
@@ -102,7 +107,7 @@ export async function startServerProcess(
     try {
       return await startOnce(env, opts);
     } catch (e) {
-      const lost = e instanceof Error && e.message.includes("AddrInUse");
+      const lost = lostPortRace(e);
       if (!lost || named || attempt >= 5) throw e;
     }
   }
@@ -181,7 +186,7 @@ async function startOnce(
 
   const timeoutMs = opts.readyTimeoutMs ?? 60_000;
   const url = `http://127.0.0.1:${port}`;
-  // The server listens after its migrations; /health also proves the database answers.
+  // The server answers 503 until its migrations are applied; a 200 proves the database answers.
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -12,6 +12,7 @@
  * (MD5), `plain_user` / `plain-pw` (clear text), `tls_user` / `tls-pw`
  * (SCRAM, TLS connections only), `postgres` (trust, no password).
  */
+import { localhostCertificate } from "./tls.ts";
 
 /** A running throwaway server. */
 export interface Cluster {
@@ -70,30 +71,8 @@ export async function startCluster(): Promise<Cluster> {
   const data = `${dir}/data`;
   const port = freePort();
   await Deno.chmod(dir, 0o755);
-  // A CA and a server certificate for "localhost" signed by it.
-  const ssl = (args: string[]) => run("openssl", args, dir);
-  await ssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test CA"]
-    .concat(["-keyout", "ca.key", "-out", "ca.crt"]));
-  await ssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost"]
-    .concat(["-keyout", "server.key", "-out", "server.csr"]));
-  await Deno.writeTextFile(`${dir}/ext.cnf`, "subjectAltName=DNS:localhost\n");
-  await ssl([
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-days",
-    "2",
-    "-extfile",
-    "ext.cnf",
-    "-out",
-    "server.crt",
-  ]);
+  // A CA and a server certificate for "localhost" signed by it (ca.crt, server.crt, server.key).
+  await localhostCertificate(dir);
   await run("chown", ["-R", "postgres:postgres", dir]);
   await Deno.chmod(`${dir}/server.key`, 0o600);
   const asPg = (cmd: string, args: string[]) =>

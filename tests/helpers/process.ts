@@ -13,6 +13,7 @@
  * DATABASE_URL in `env` it runs on an in-memory PGlite of its own.
  */
 import { BASE_ENV, freshNamespace } from "./server.ts";
+import { lostPortRace } from "./bench_process.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
@@ -85,12 +86,14 @@ export function processEnv(env: Record<string, string> = {}): Record<string, str
 export async function runServerCommand(
   args: string[],
   env: Record<string, string> = {},
-  opts: { allowAll?: boolean; cwd?: string | URL } = {},
+  opts: { allowAll?: boolean; cwd?: string | URL; unset?: string[]; stdin?: string } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
+  const childEnv = processEnv(env);
+  for (const name of opts.unset ?? []) delete childEnv[name];
   // a developer's ./.env never leaks in, unless the test names a file
   const envArgs = args.some((a) => a.startsWith("--env-file")) ? [] : ["--env-file", "/dev/null"];
   const main = new URL("server/main.ts", ROOT).pathname;
-  const out = await new Deno.Command(Deno.execPath(), {
+  const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       opts.allowAll ? "-A" : "-P=server",
@@ -101,11 +104,18 @@ export async function runServerCommand(
       ...envArgs,
     ],
     cwd: opts.cwd ?? ROOT,
-    env: processEnv(env),
+    env: childEnv,
     clearEnv: true,
+    stdin: opts.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }).spawn();
+  if (opts.stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(opts.stdin));
+    await w.close();
+  }
+  const out = await child.output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
@@ -124,7 +134,7 @@ export async function startServerProcess(
     try {
       return await startOnce(processEnv(env), opts);
     } catch (e) {
-      const lost = e instanceof Error && e.message.includes("AddrInUse");
+      const lost = lostPortRace(e);
       if (!lost || env.PORT !== undefined || opts.noWait || attempt >= 5) throw e;
     }
   }

@@ -118,8 +118,14 @@ Deno.test("concurrency across two processes: refresh races, duplicate sign-ups, 
           } u ON u.id = r.user_id WHERE u.email = 'race@example.com'`,
         );
         assert.equal(rows[0].n, 2, "exactly the parent and one child are stored");
-        // The child rotates once; then the old parent is no longer the immediate
-        // previous token: its reuse revokes the family, the newest token included.
+        // Two hours later (every token's times moved back in the shared database) the child
+        // rotates once; then the old parent is no longer the immediate previous token, and
+        // the live token came long after its use: its reuse revokes the family, the newest
+        // token included.
+        await db.query(
+          `UPDATE ${db.t("refresh_tokens")} SET created_at = created_at - interval '2 hours',
+             updated_at = updated_at - interval '2 hours'`,
+        );
         const next = await call(b.url, "POST", "/token?grant_type=refresh_token", {
           refresh_token: child,
         });

@@ -130,12 +130,38 @@ function loginPage() {
       say("");
       await start();
     } catch (e) {
-      say(e.message, "error");
+      const hint = e.body?.error_code === "not_admin"
+        ? ` Give the account an admin role: admin set-role --email ${email.value} --role supabase_admin`
+        : "";
+      say(`${e.message}.${hint}`, "error");
     }
   });
-  main.replaceChildren(form);
+  main.replaceChildren(form, firstRun());
   document.title = "Sign in · Auth console";
   email.focus();
+}
+
+/** How the first operator gets an account: the server's command line (docs/console.md). */
+function firstRun() {
+  const cmd = (text) => h("pre", {}, h("code", {}, text));
+  return h(
+    "details",
+    { class: "first-run", id: "first-run" },
+    h("summary", {}, "No operator account yet?"),
+    h(
+      "p",
+      {},
+      "Operators are accounts with an admin role (AUTHSVC_JWT_ADMIN_ROLES, by default service_role or supabase_admin). Create the first one on the server's machine:",
+    ),
+    cmd("deno task start -- admin create-user --email you@example.com --role supabase_admin"),
+    h("p", {}, "or, in the container image:"),
+    cmd("authsvc admin create-user --email you@example.com --role supabase_admin"),
+    h(
+      "p",
+      {},
+      "It prints a password to sign in with here. An existing account gets the role with admin set-role --email … --role supabase_admin.",
+    ),
+  );
 }
 
 function mfaPage(factors) {
@@ -263,7 +289,7 @@ async function activityPage() {
     totals,
     legend,
     chart(minutes),
-    h("p", { class: "muted" }, "Per minute; refreshed every 30 s."),
+    h("p", { class: "muted" }, "Per minute, all server processes together; refreshed every 30 s."),
   );
   const timer = setInterval(async () => {
     if (!location.hash.match(/^#\/?$/)) return clearInterval(timer);
@@ -407,11 +433,16 @@ async function userPage(id) {
     ) => h("option", { value: v }, t)),
   );
   const banned = u.banned_until && new Date(u.banned_until) > new Date();
-  const button = (label, fn, cls) =>
+  const who = email || u.phone || id;
+  /** A button running `fn`; with `ask` (text, or a function making it), only once confirmed. */
+  const button = (label, fn, cls, ask) =>
     h("button", {
       type: "button",
       class: cls,
-      onclick: async () => (await act(label, fn)) && reload(),
+      onclick: async () => {
+        if (ask && !confirm(typeof ask === "function" ? ask() : ask)) return;
+        if (await act(label, fn)) reload();
+      },
     }, label);
   const actions = h(
     "div",
@@ -423,6 +454,12 @@ async function userPage(id) {
         "Ban",
         () => gotrue("PUT", `admin/users/${id}`, { ban_duration: duration.value }),
         "danger",
+        () =>
+          `Ban ${who} ${
+            duration.value === "876000h"
+              ? "indefinitely"
+              : `for ${duration.selectedOptions[0].text}`
+          }? They are signed out and cannot sign in until the ban ends.`,
       ),
     ],
     button("Sign out everywhere", () => gotrue("DELETE", `admin/users/${id}/sessions`)),
@@ -435,7 +472,7 @@ async function userPage(id) {
       type: "button",
       class: "danger",
       onclick: async () => {
-        if (!confirm(`Delete ${email || id}? This cannot be undone.`)) return;
+        if (!confirm(`Delete ${who}? This cannot be undone.`)) return;
         if (await act("Delete user", () => gotrue("DELETE", `admin/users/${id}`))) {
           location.hash = "#/users";
         }
@@ -484,6 +521,9 @@ async function userPage(id) {
             `Remove factor ${f.friendly_name || f.factor_type}`,
             () => gotrue("DELETE", `admin/users/${id}/factors/${f.id}`),
             "danger",
+            `Remove the factor ${
+              f.friendly_name || f.factor_type
+            } of ${who}? They will have to enrol it again.`,
           ),
         ),
       )
@@ -505,18 +545,11 @@ async function userPage(id) {
     ),
     "No active sessions.",
   );
+  const entries = Array.isArray(audit) ? audit : [];
+  await learnActors(entries);
   const auditRows = table(
     ["Time", "Action", "Actor", "IP"],
-    (Array.isArray(audit) ? audit : []).map((e) =>
-      h(
-        "tr",
-        {},
-        h("td", {}, fmtTime(e.created_at)),
-        h("td", {}, e.payload?.action),
-        h("td", { class: "wrap" }, e.payload?.actor_username || e.payload?.actor_id),
-        h("td", {}, e.ip_address || "—"),
-      )
-    ),
+    entries.map((e) => auditRow(e, false)),
     "No audit entries.",
   );
   show(
@@ -536,17 +569,114 @@ async function userPage(id) {
 
 // ---------------------------------------------------------------- audit
 
+/** GoTrue's audit actions in words; the code stays in the cell's title. */
+const ACTIONS = {
+  login: "Signed in",
+  mfa_code_login: "Signed in with a second factor",
+  logout: "Signed out",
+  user_signedup: "Signed up",
+  user_repeated_signup: "Signed up again",
+  invite_accepted: "Accepted an invite",
+  user_invited: "Invited a user",
+  user_modified: "Changed a user",
+  user_deleted: "Deleted a user",
+  user_updated_password: "Changed the password",
+  user_recovery_requested: "Asked for a password reset",
+  user_confirmation_requested: "Asked for a confirmation",
+  user_reauthenticate_requested: "Asked to reauthenticate",
+  token_refreshed: "Refreshed a session",
+  token_revoked: "Revoked a session",
+  identity_linked: "Linked an identity",
+  identity_unlinked: "Unlinked an identity",
+  factor_in_progress: "Started enrolling a factor",
+  factor_updated: "Changed a factor",
+  factor_unenrolled: "Removed a factor",
+  factor_deleted: "Deleted a factor",
+  challenge_created: "Asked for a factor's code",
+  verification_attempted: "Entered a factor's code",
+  generate_recovery_codes: "Made recovery codes",
+  recovery_codes_deleted: "Deleted recovery codes",
+};
+
+/** Audit log types in words. */
+const LOG_TYPES = {
+  account: "Account",
+  team: "Administration",
+  user: "User",
+  token: "Session",
+  factor: "Second factor",
+  recovery_codes: "Recovery codes",
+};
+
+/** E-mail (or phone) of users by id, for entries that name their actor by id only. */
+const actorNames = new Map();
+
+/** Looks up the users that entries name by id only (older entries; GoTrue's own). */
+async function learnActors(entries) {
+  const ids = new Set(
+    entries.filter((e) => !e.payload?.actor_username && e.payload?.actor_id)
+      .map((e) => e.payload.actor_id).filter((id) => !actorNames.has(id)),
+  );
+  await Promise.all([...ids].map(async (id) => {
+    try {
+      const { data } = await gotrue("GET", `admin/users/${id}`);
+      actorNames.set(id, data.email || data.phone || id);
+    } catch {
+      actorNames.set(id, `${id} (deleted)`);
+    }
+  }));
+}
+
+/** Who did it: an e-mail; an admin token without a user is the service key. */
+function actorOf(p) {
+  if (p?.actor_username) return p.actor_username;
+  if (p?.actor_id) return actorNames.get(p.actor_id) ?? p.actor_id;
+  return "service_role key";
+}
+
+function auditRow(e, wide) {
+  const action = e.payload?.action ?? "";
+  const type = e.payload?.log_type ?? "";
+  const actor = actorOf(e.payload);
+  // The user an administrator acted on.
+  const subject = e.payload?.traits?.user_email;
+  return h(
+    "tr",
+    {},
+    h("td", {}, fmtTime(e.created_at)),
+    h(
+      "td",
+      { class: "wrap", title: action, "data-action": action },
+      ACTIONS[action] ?? action,
+      subject && subject !== actor ? ` ${subject}` : null,
+    ),
+    h("td", { class: "wrap" }, actor),
+    wide ? h("td", { class: "opt", title: type }, LOG_TYPES[type] ?? type) : null,
+    h("td", { class: wide ? "opt" : undefined }, e.ip_address || "—"),
+  );
+}
+
 async function auditPage(params) {
   const fields = [
     ["actor", "Actor (e-mail or name)", "text"],
-    ["action", "Action", "text"],
+    ["action", "Action", "select"],
     ["since", "From", "datetime-local"],
     ["until", "To", "datetime-local"],
   ];
   const inputs = Object.fromEntries(
-    fields.map((
-      [k, , type],
-    ) => [k, h("input", { id: `f-${k}`, type, value: params.get(k) ?? "" })]),
+    fields.map(([k, , type]) => [
+      k,
+      type === "select"
+        ? h(
+          "select",
+          { id: `f-${k}` },
+          h("option", { value: "" }, "Any"),
+          Object.entries(ACTIONS).map(([code, words]) =>
+            h("option", { value: code, selected: params.get(k) === code }, words)
+          ),
+        )
+        : h("input", { id: `f-${k}`, type, value: params.get(k) ?? "" }),
+    ]),
   );
   const form = h(
     "form",
@@ -571,17 +701,8 @@ async function auditPage(params) {
   }
   const { data, headers } = await gotrue("GET", `admin/audit?${qs}`);
   const total = Number(headers.get("x-total-count") ?? data.length);
-  const rows = data.map((e) =>
-    h(
-      "tr",
-      {},
-      h("td", {}, fmtTime(e.created_at)),
-      h("td", {}, e.payload?.action),
-      h("td", { class: "wrap" }, e.payload?.actor_username || e.payload?.actor_id || "—"),
-      h("td", { class: "opt" }, e.payload?.log_type),
-      h("td", { class: "opt" }, e.ip_address || "—"),
-    )
-  );
+  await learnActors(data);
+  const rows = data.map((e) => auditRow(e, true));
   const link = (p, text) => {
     const q = new URLSearchParams(params);
     q.set("page", String(p));

@@ -610,6 +610,13 @@ Deno.test(`${G} returns a configured AccessToken`, async () => {
   assert.ok(t instanceof AccessToken);
   assert.equal(t.token, "the-token");
 });
+Deno.test(`${G} when parse: :xml but response is JSON returns a configured AccessToken`, async () => {
+  // no XML parser here: an unregistered parser name reads the JSON body as JSON
+  const { client } = stubbed({}, (s) => s.post("/oauth/token", tokenJson));
+  const t = await client.getToken({ parse: "xml" });
+  assert.ok(t instanceof AccessToken);
+  assert.equal(t.token, "the-token");
+});
 Deno.test(`${G} works with a standard Hash if keys are correct (snakyHashClass: SnakyHash)`, async () => {
   const { client } = stubbed({}, (s) => s.post("/oauth/token", tokenJson));
   assert.equal((await client.getToken({ snakyHashClass: SnakyHash })).token, "the-token");
@@ -898,3 +905,27 @@ Deno.test(`${S}: when using Faraday::FlatParamsEncoder does not discard repeated
   assert.ok(qs.includes("filter=order.clientCreatedTime%3E1445006997000"));
   assert.ok(qs.includes("filter=order.clientCreatedTime%3C1445611797000"));
 });
+
+// "when errors are raised by Faraday": the transport itself fails.
+for (
+  const [ctx, thrown, kind] of [
+    ["with Faraday::ConnectionFailed", new TypeError("fail"), "network"],
+    ["with Faraday::TimeoutError", new DOMException("timeout", "TimeoutError"), "network"],
+  ] as const
+) {
+  Deno.test(`${R} when errors are raised by Faraday ${ctx} rescues the exception`, async () => {
+    const client = new Client("abc", "def", {
+      site: "https://api.example.com",
+      connectionBuild: (b) => void b.adapter(() => Promise.reject(thrown)),
+    });
+    await assert.rejects(client.request("get", "/redirect"), (e: unknown) => {
+      assert.ok(e instanceof ConnectionError);
+      assert.equal(e.kind, kind);
+      assert.match(
+        e.message,
+        new RegExp(`GET https://api\\.example\\.com/redirect failed: .*${thrown.message}`),
+      );
+      return true;
+    });
+  });
+}

@@ -2,10 +2,11 @@
  * Port of ruby-oauth/oauth2 spec/oauth2/error_spec.rb: one Deno test per
  * example, named "error_spec.rb: <context> <example>".
  *
- * Documented differences: `OAuthError` takes an `OAuthResponse` (it always
- * has a response), so the contexts building an error from a bare
- * Ruby Hash or Array are not ported; a body is always text (no Ruby Hash
- * body, StirredHash or XmledString). Bodies are decoded as UTF-8, so an
+ * Documented differences: an error built from a bare record or array (the
+ * gem's `OAuth2::Error.new(hash)`) gets a response whose JSON body is that
+ * value, and its message shows the JSON where Ruby shows `Hash#to_s`; a
+ * fetched body is always text (no Ruby Hash body, StirredHash or
+ * XmledString: those examples are listed in docs/client.md). Bodies are decoded as UTF-8, so an
  * emoji stays an emoji where Ruby's ASCII-8BIT re-encoding replaced it with
  * "�"; invalid bytes become "�" in both.
  */
@@ -183,4 +184,115 @@ Deno.test(`${S}: parsing json does not blow up`, async () => {
   const e = await errorFor(body());
   JSON.stringify(e);
   JSON.stringify(e.response);
+});
+
+// "when the response is simple hash, not parsed": `new OAuthError(record)`
+// takes an error body the caller already has, as `OAuth2::Error.new(hash)`;
+// the message shows it as JSON where Ruby shows `Hash#to_s`.
+const H = `${S}: when the response is simple hash, not parsed`;
+const teapot = { error_description: "Short and stout", error: "i_am_a_teapot" };
+const hashError = (extra: Record<string, string> = {}, base: Record<string, unknown> = {
+  text: "Coffee brewing failed",
+}) => new OAuthError({ ...base, ...extra });
+Deno.test(`${H} sets the code attribute to nil`, () => {
+  assert.equal(hashError().code, undefined);
+});
+Deno.test(`${H} sets the description attribute`, () => {
+  assert.equal(hashError().description, undefined);
+});
+Deno.test(`${H} when the response has an error and error_description sets the code attribute`, () => {
+  assert.equal(hashError(teapot).code, "i_am_a_teapot");
+});
+Deno.test(`${H} when the response has an error and error_description sets the description attribute`, () => {
+  assert.equal(hashError(teapot).description, "Short and stout");
+});
+Deno.test(`${H} when the response has an error and error_description prepends to the error message with a return character`, () => {
+  assert.deepEqual(lines(hashError(teapot).message), [
+    "i_am_a_teapot: Short and stout\n",
+    JSON.stringify({ text: "Coffee brewing failed", ...teapot }),
+  ]);
+});
+Deno.test(`${H} when the response has an error and error_description when using :xml parser with non-String-like thing just returns whatever it can`, () => {
+  // the content type plays no part for an error built from a record
+  assert.deepEqual(lines(hashError(teapot, { hello: "world" }).message), [
+    "i_am_a_teapot: Short and stout\n",
+    JSON.stringify({ hello: "world", ...teapot }),
+  ]);
+});
+Deno.test(`${H} when using :xml parser with non-String-like thing just returns the thing if it can`, () => {
+  assert.equal(hashError({}, { hello: "world" }).message, JSON.stringify({ hello: "world" }));
+});
+Deno.test(`${H} when there is no error description does not prepend anything to the message`, () => {
+  const m = hashError().message;
+  assert.equal(lines(m).length, 1);
+  assert.equal(m, JSON.stringify({ text: "Coffee brewing failed" }));
+});
+Deno.test(`${H} when there is no error description does not set code`, () => {
+  assert.equal(hashError().code, undefined);
+});
+Deno.test(`${H} when there is no error description does not set description`, () => {
+  assert.equal(hashError().description, undefined);
+});
+const withStatus = { ...teapot, status: "418" };
+Deno.test(`${H} when there is code (error) prepends to the error message with a return character`, () => {
+  assert.deepEqual(lines(hashError(withStatus).message), [
+    "i_am_a_teapot: Short and stout\n",
+    JSON.stringify({ text: "Coffee brewing failed", ...withStatus }),
+  ]);
+});
+Deno.test(`${H} when there is code (error) sets the code attribute`, () => {
+  assert.equal(hashError(withStatus).code, "i_am_a_teapot");
+});
+Deno.test(`${H} when there is code (error) sets the description attribute`, () => {
+  assert.equal(hashError(withStatus).description, "Short and stout");
+});
+const hashCodeOnly = { error: "i_am_a_teapot", status: "418" };
+Deno.test(`${H} when there is code (error) but no error_description sets the code attribute from error`, () => {
+  assert.equal(hashError(hashCodeOnly).code, "i_am_a_teapot");
+});
+Deno.test(`${H} when there is code (error) but no error_description does not set the description attribute`, () => {
+  assert.equal(hashError(hashCodeOnly).description, undefined);
+});
+Deno.test(`${H} when there is code (error) but no error_description prepends to the error message with a return character`, () => {
+  assert.deepEqual(lines(hashError(hashCodeOnly).message), [
+    "i_am_a_teapot: \n",
+    JSON.stringify({ text: "Coffee brewing failed", ...hashCodeOnly }),
+  ]);
+});
+const description = { error_description: "Short and stout" };
+Deno.test(`${H} when there is error_description but no code (error) prepends to the error message with a return character`, () => {
+  assert.deepEqual(lines(hashError(description).message), [
+    "Short and stout\n",
+    JSON.stringify({ text: "Coffee brewing failed", ...description }),
+  ]);
+});
+Deno.test(`${H} when there is error_description but no code (error) when the response is not an encodable thing does not try to encode the message string`, () => {
+  // a record is never re-encoded: the message holds its JSON as it is
+  const e = hashError({ ...description, note: "caf\u00e9 \u2615" });
+  assert.deepEqual(lines(e.message), [
+    "Short and stout\n",
+    JSON.stringify({ text: "Coffee brewing failed", ...description, note: "caf\u00e9 \u2615" }),
+  ]);
+});
+Deno.test(`${H} when there is error_description but no code (error) sets the code attribute`, () => {
+  assert.equal(hashError(description).code, undefined);
+});
+Deno.test(`${H} when there is error_description but no code (error) sets the description attribute`, () => {
+  assert.equal(hashError(description).description, "Short and stout");
+});
+
+// "when the response is not a hash, not parsed": an array, as `OAuth2::Error.new([200, "Success"])`.
+const N = `${S}: when the response is not a hash, not parsed`;
+const thing = [200, "Success"];
+Deno.test(`${N} sets the code attribute to nil`, () => {
+  assert.equal(new OAuthError(thing).code, undefined);
+});
+Deno.test(`${N} sets the description attribute`, () => {
+  assert.equal(new OAuthError(thing).description, undefined);
+});
+Deno.test(`${N} sets the body attribute`, () => {
+  assert.equal(new OAuthError(thing).response.body, JSON.stringify(thing));
+});
+Deno.test(`${N} sets the response attribute`, () => {
+  assert.deepEqual(new OAuthError(thing).response.parsed, thing);
 });

@@ -171,6 +171,24 @@ Deno.test(`${S}: #parsed supports registered parsers with arity == 2; passing bo
   assert.equal(seen![0], HTML);
   assert.equal(seen![1], r.response);
 });
+Deno.test(`${S}: #parsed supports registered parsers with arity == 0; passing nothing`, async () => {
+  OAuthResponse.registerParser("arity_0", [], () => "a-ok");
+  const r = await from(HTML, { "Content-Type": "text/html" }, { parse: "arity_0" });
+  assert.equal(r.parsed, "a-ok");
+});
+Deno.test(`${S}: #parsed supports registered parsers with arity > 2; passing body and response`, async () => {
+  let seen: unknown[] | undefined;
+  const parser = (body: string, response: Response, ...rest: unknown[]) => {
+    seen = [body, response, rest];
+    return "a-ok";
+  };
+  OAuthResponse.registerParser("arity_3", [], parser as Parser);
+  const r = await from(HTML, { "Content-Type": "text/html" }, { parse: "arity_3" });
+  assert.equal(r.parsed, "a-ok");
+  assert.equal(seen![0], HTML);
+  assert.equal(seen![1], r.response);
+  assert.deepEqual(seen![2], [], "nothing beyond the body and the response");
+});
 Deno.test(`${S}: #parsed supports directly passed parsers`, async () => {
   const parse: Parser = () => "a-ok";
   assert.equal((await from(HTML, { "Content-Type": "text/html" }, { parse })).parsed, "a-ok");

@@ -1,66 +1,18 @@
 /**
  * The operators' console over HTTP (docs/console.md): off by default, the
  * headers that keep it safe, sign-in limited to admin roles, cookies only,
- * CSRF on every state-changing call, and the development inbox only where
+ * CSRF on every call (tests/server/security/console_cross_origin_test.ts
+ * attacks the reads), and the development inbox only where
  * SMTP_HOST is unset. tests/server/console/browser_test.ts drives the pages.
  */
 import assert from "node:assert/strict";
-import { startTestServer, type TestServer } from "../../helpers/server.ts";
+import { startTestServer } from "../../helpers/server.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
 import { CONSOLE_CSP } from "../../../server/console/routes.ts";
 import { api, TestClock, totpAt } from "../mfa/_helpers.ts";
+import { Client, createUser, uniqueEmail } from "./_helpers.ts";
 
 const ON = { AUTHSVC_CONSOLE_ENABLED: "true" };
-
-function uniqueEmail(tag: string): string {
-  return `${tag}-${crypto.randomUUID().slice(0, 8)}@example.com`;
-}
-
-/** Creates a confirmed user with a password (and a role) through the admin API. */
-async function createUser(srv: TestServer, email: string, password: string, role?: string) {
-  const res = await srv.fetch("/admin/users", {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${await srv.serviceRoleToken()}`,
-      "content-type": "application/json",
-    },
-    body: JSON.stringify({ email, password, email_confirm: true, ...(role ? { role } : {}) }),
-  });
-  assert.equal(res.status, 200, await res.clone().text());
-  return await res.json() as { id: string };
-}
-
-/** A cookie jar for one browser-like client of the console. */
-class Client {
-  cookies = new Map<string, string>();
-  constructor(readonly srv: TestServer) {}
-
-  async fetch(path: string, init: RequestInit & { csrf?: boolean } = {}) {
-    const headers = new Headers(init.headers);
-    headers.set("cookie", [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; "));
-    if (init.csrf !== false && init.method && init.method !== "GET") {
-      headers.set("x-csrf-token", this.cookies.get("authsvc_console_csrf") ?? "");
-    }
-    const res = await this.srv.fetch(path, { ...init, headers });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(";");
-      const i = pair.indexOf("=");
-      const value = pair.slice(i + 1);
-      if (/max-age=0/i.test(c) || value === "") this.cookies.delete(pair.slice(0, i));
-      else this.cookies.set(pair.slice(0, i), value);
-    }
-    return res;
-  }
-
-  async json(path: string, method = "GET", body?: unknown) {
-    const res = await this.fetch(path, {
-      method,
-      headers: body === undefined ? {} : { "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: await res.json(), headers: res.headers };
-  }
-}
 
 Deno.test("console: off by default", async () => {
   const srv = await startTestServer({});
@@ -195,6 +147,7 @@ Deno.test("console: page headers, cookie flags, CSRF and admin-only sign-in", as
     assert.equal((await op.json("/console/api/logout", "POST", {})).status, 200);
     const replay = new Client(srv);
     replay.cookies.set("authsvc_console_at", oldAt);
+    replay.cookies.set("authsvc_console_csrf", op.cookies.get("authsvc_console_csrf")!);
     assert.equal((await replay.json("/console/api/me")).status, 401);
   } finally {
     await srv.close();

@@ -19,6 +19,8 @@ interface Case {
   user?: { banned_until?: Date | null; deleted_at?: Date | null };
   session?: { not_after?: Date | null; created_at?: Date; refreshed_at?: Date | null };
   revoked?: boolean;
+  /** The revoked token's child is the session's live token (its answer was lost). */
+  liveChild?: boolean;
   unknown?: boolean;
   /** When the presented token was written (default: at sign-up). */
   tokenAt?: Date;
@@ -54,6 +56,13 @@ async function setUp(srv: TestServer, c: Case, now: Date) {
   if (c.revoked) {
     await srv.db.query(`UPDATE ${t("refresh_tokens")} SET revoked = true WHERE id = $1`, [tok.id]);
   }
+  if (c.liveChild) {
+    await srv.db.query(
+      `INSERT INTO ${t("refresh_tokens")} (token_hash, user_id, session_id, parent_id)
+       VALUES ($1, $2, $3, $4)`,
+      [`live-${crypto.randomUUID()}`, userId, tok.session_id, tok.id],
+    );
+  }
   return { userId, tok, u, ses };
 }
 
@@ -68,6 +77,14 @@ Deno.test("one-statement rotation agrees with the refresh policy in every state"
     { name: "live" },
     { name: "unknown token", unknown: true },
     { name: "revoked token", revoked: true },
+    { name: "revoked token, its child live", revoked: true, liveChild: true },
+    {
+      name: "revoked long ago, its child live",
+      revoked: true,
+      liveChild: true,
+      tokenAt: ago(5 * H),
+      session: { created_at: ago(6 * H), refreshed_at: ago(1) },
+    },
     { name: "banned", user: { banned_until: ago(-H) } },
     { name: "ban ends now", user: { banned_until: now } },
     { name: "ban ended", user: { banned_until: ago(H) } },
@@ -90,11 +107,10 @@ Deno.test("one-statement rotation agrees with the refresh policy in every state"
     for (const c of cases) {
       const { userId, tok, u, ses } = await setUp(srv, c, now);
       const decision = decideRefresh({
-        token: c.unknown ? null : { revoked: !!c.revoked, updated_at: now },
+        token: c.unknown ? null : { revoked: !!c.revoked, updated_at: tok.updated_at },
         session: ses,
         user: u.deleted_at ? null : { banned_until: u.banned_until },
-        child: null,
-        derivedChildHash: "child",
+        current: c.liveChild ? { generation: 1, issued_at: tok.updated_at } : null,
         now,
       }, settings);
       const valid = sessionValidity(limits, { id: tok.session_id, ...ses }, now, tok.updated_at);
@@ -126,7 +142,8 @@ Deno.test("one-statement rotation agrees with the refresh policy in every state"
         assert.equal(done.identities.length, 1);
         assert.ok(done.identities[0].created_at instanceof Date);
       } else {
-        assert.deepEqual(rows.map((r) => r.revoked), [!!c.revoked], `${c.name}: nothing changed`);
+        const before = c.liveChild ? [true, false] : [!!c.revoked];
+        assert.deepEqual(rows.map((r) => r.revoked), before, `${c.name}: nothing changed`);
       }
     }
   } finally {

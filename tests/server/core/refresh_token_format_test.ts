@@ -109,7 +109,8 @@ Deno.test("the keys of a session's successive tokens sort in the order they were
 });
 
 Deno.test("a token issued before stamps is still honoured, and its repeat gets the same child", async () => {
-  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
+  const clock = movableClock();
+  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" }, { clock });
   try {
     const s = await signUpSession(srv);
     const old = await insertUnstampedToken(srv, s);
@@ -123,11 +124,20 @@ Deno.test("a token issued before stamps is still honoured, and its repeat gets t
     assert.equal(b.body.refresh_token, child);
     const c = await refreshGrant(srv, child);
     assert.equal(c.status, 200, JSON.stringify(c.body));
-    // The unstamped token is now two generations back: its reuse revokes the family.
+    // The unstamped token is now two generations back, and the live token came within the reuse
+    // interval of its use: it leads to the live token (rebuilt through its stamped child).
+    const within = await refreshGrant(srv, old.token);
+    assert.equal(within.status, 200, JSON.stringify(within.body));
+    assert.equal(within.body.refresh_token, c.body.refresh_token);
+    // Once the live token rotates again later than the interval after the unstamped token's use,
+    // that token's reuse revokes the family.
+    clock.advance(11);
+    const d = await refreshGrant(srv, c.body.refresh_token as string);
+    assert.equal(d.status, 200, JSON.stringify(d.body));
     const late = await refreshGrant(srv, old.token);
     assert.equal(late.status, 400);
     assert.equal(late.body.error_code, "refresh_token_already_used");
-    assert.equal((await refreshGrant(srv, c.body.refresh_token as string)).status, 400);
+    assert.equal((await refreshGrant(srv, d.body.refresh_token as string)).status, 400);
   } finally {
     await srv.close();
   }

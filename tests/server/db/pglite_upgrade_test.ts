@@ -102,7 +102,8 @@ Deno.test("an earlier release's embedded database: refused with the command, the
         (e: Error) => e,
       );
       assert.ok(err, "a PostgreSQL 17 directory must not open");
-      assert.match(err.message, new RegExp(`"${dir}" holds a PostgreSQL 17 database`));
+      assert.match(err.message, new RegExp(`${dir} holds a PostgreSQL 17 database`));
+      assert.equal(err.name, "DataDirError", "a start failure of one line (server/main.ts)");
       assert.match(err.message, new RegExp(`deno task pglite:upgrade ${dir}`));
       assert.equal((await Deno.readTextFile(`${dir}/PG_VERSION`)).trim(), "17", "left as it was");
     });

@@ -5,7 +5,11 @@
  * server to PostgreSQL with a health-gated start; the Dockerfile is
  * multi-stage, builds with the repository's own compile script and Deno
  * version, copies only paths that exist, runs as a non-root user, and its
- * HEALTHCHECK is the `healthcheck` subcommand (tested in ops_test.ts).
+ * HEALTHCHECK is the `healthcheck` subcommand (tested in ops_test.ts); the
+ * data lives in `VOLUME /data`, which the README's `docker run` line names;
+ * `.dockerignore` keeps secrets, data and build output out of the build
+ * context and lets every COPY source in; docs/operations.md says where the
+ * image is built.
  */
 import assert from "node:assert/strict";
 import { parseYaml } from "../../helpers/deps.ts";
@@ -89,4 +93,84 @@ Deno.test("compose.yaml: PostgreSQL, the server built here, started once the dat
   assert.match(env.AUTHSVC_JWT_SECRET, /:\?/, "a missing secret stops compose with a message");
   assert.deepEqual(auth.ports, ["8081:8081"]);
   assert.ok(doc.volumes && "pgdata" in doc.volumes);
+});
+
+/**
+ * Whether `.dockerignore` leaves `path` out of the build context: Docker's rules, as far as
+ * this file uses them (`*` within a name, a pattern matching a directory leaves out what is
+ * in it, `!` takes back, the last matching line wins).
+ */
+function ignored(patterns: string[], path: string): boolean {
+  let out = false;
+  for (const line of patterns) {
+    const keep = line.startsWith("!");
+    const pattern = (keep ? line.slice(1) : line).replace(/\/+$/, "");
+    const re = new RegExp(
+      "^" + pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*") +
+        "(/.*)?$",
+    );
+    if (re.test(path)) out = !keep;
+  }
+  return out;
+}
+
+async function dockerignore(): Promise<string[]> {
+  return (await Deno.readTextFile(new URL(".dockerignore", ROOT))).split("\n")
+    .map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+}
+
+Deno.test(".dockerignore: no secrets, data or build output in the context; every COPY source in", async () => {
+  const patterns = await dockerignore();
+  for (
+    const path of [
+      ".env",
+      ".env.production",
+      ".authsvc/data/PG_VERSION",
+      ".authsvc/data/jwt_secret",
+      ".tools/node_modules/deno",
+      "dist/npm/package.json",
+      "node_modules/x",
+      "test-output/console/sign-in.png",
+      ".git/HEAD",
+    ]
+  ) assert.ok(ignored(patterns, path), `${path} stays out of the build context`);
+  const ins = instructions(await Deno.readTextFile(new URL("Dockerfile", ROOT)));
+  const sources = ins.filter((i) => i.op === "COPY" && !i.args.includes("--from"))
+    .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+  assert.ok(sources.length >= 5);
+  for (const src of sources) {
+    assert.ok(!ignored(patterns, src.replace(/^\.\//, "")), `${src} is copied, so not ignored`);
+  }
+  assert.ok(!ignored(patterns, "server/main.ts"));
+});
+
+Deno.test("the image keeps its data in VOLUME /data, and the README's docker run line names it", async () => {
+  const ins = instructions(await Deno.readTextFile(new URL("Dockerfile", ROOT)));
+  const run = ins.slice(ins.findLastIndex((i) => i.op === "FROM"));
+  const volume = run.findIndex((i) => i.op === "VOLUME");
+  assert.ok(volume >= 0, "the run stage declares a volume");
+  assert.match(run[volume].args, /^(\/data|\["\/data"\])$/);
+  const copy = run.findIndex((i) => i.op === "COPY" && /\s\/data$/.test(i.args));
+  assert.ok(copy >= 0 && copy < volume, "the directory is made (owned by the user) before");
+  const env = run.filter((i) => i.op === "ENV").map((i) => i.args).join(" ");
+  assert.match(env, /AUTHSVC_DB_DATA_DIR=\/data\b/, "the server keeps its data there");
+
+  const readme = await Deno.readTextFile(new URL("README.md", ROOT));
+  const build = /docker build -t (\S+) \./.exec(readme);
+  assert.ok(build, "the README says how to build the image");
+  // The command's lines, joined where a line ends with a backslash.
+  const lines = readme.split("\n");
+  let at = lines.findIndex((l) => l.startsWith("docker run "));
+  assert.ok(at >= 0, "the README has a docker run line");
+  let line = "";
+  while (lines[at].endsWith("\\")) line += lines[at++].slice(0, -1);
+  line += lines[at];
+  assert.match(line, /-v [\w.-]+:\/data\b/, "a named volume at /data");
+  assert.ok(line.trim().endsWith(` ${build[1]}`), `it runs the image built above: ${line}`);
+  for (const name of ["AUTHSVC_SITE_URL", "AUTHSVC_API_EXTERNAL_URL"]) {
+    assert.ok(line.includes(`-e ${name}=`), `${name} is set (required)`);
+  }
+
+  const ops = await Deno.readTextFile(new URL("docs/operations.md", ROOT));
+  assert.match(ops, /The image is built by CI .*not on the development machines/s);
 });

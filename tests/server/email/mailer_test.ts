@@ -129,8 +129,8 @@ Deno.test("mailer: SMTP refusing is a 500 naming the mail, and does not count ag
   }
 });
 
-Deno.test("mailer: without SMTP_HOST mails are logged, and the server says so", async () => {
-  const srv = await startTestServer({ LOG_LEVEL: "info" });
+Deno.test("mailer: without SMTP_HOST mails are logged (links with the development switch)", async () => {
+  const srv = await startTestServer({ LOG_LEVEL: "info", AUTHSVC_MAILER_LOG_LINKS: "true" });
   try {
     assert.ok(srv.services.mailer.logOnly);
     await srv.services.mailer.send({

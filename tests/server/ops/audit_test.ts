@@ -124,7 +124,13 @@ Deno.test("audit log: every flow writes its entry (sign-up, sign-in, refresh, re
       headers: from,
     });
     assert.equal(ref.status, 200);
-    // The old token again, outside the reuse interval: the session's tokens are revoked.
+    const ref2 = await call(srv, "POST", "/token?grant_type=refresh_token", {
+      body: { refresh_token: ref.body.refresh_token },
+      headers: from,
+    });
+    assert.equal(ref2.status, 200);
+    // The first token again, two generations back and outside the reuse interval (0): the
+    // session's tokens are revoked.
     const reuse = await call(srv, "POST", "/token?grant_type=refresh_token", {
       body: {
         refresh_token: inn.body.refresh_token,

@@ -149,6 +149,13 @@ Deno.test("cleanup deletes each kind of dead row and keeps the live ones", async
         ago(srv, age),
       ]);
     }
+    // The console's activity counts: kept a day.
+    for (const [tag, age] of [["young", 23 * H], ["old", 25 * H]] as const) {
+      await sql(srv, `INSERT INTO {activity_minutes} (minute, series, count) VALUES ($1, $2, 1)`, [
+        ago(srv, age),
+        tag,
+      ]);
+    }
 
     const counts = await srv.services.cleanup.runOnce();
 
@@ -167,6 +174,7 @@ Deno.test("cleanup deletes each kind of dead row and keeps the live ones", async
     assert.deepEqual(await ids(srv, "send_log", "recipient"), ["young"]);
     assert.deepEqual(await ids(srv, "rate_counters", "key"), ["young"]);
     assert.deepEqual(await ids(srv, "audit_log_entries", "ip_address"), ["young"]);
+    assert.deepEqual(await ids(srv, "activity_minutes", "series"), ["young"]);
     assert.equal(counts.refresh_tokens, 1);
     assert.equal(counts.sessions_expired, 1);
     assert.equal(counts.audit_log, 1);

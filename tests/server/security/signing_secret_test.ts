@@ -1,18 +1,22 @@
 /**
  * Attack: minting admin tokens with a signing secret that is public (issue
- * 17, item 5). A fresh clone started with `deno task start` and no
- * environment must not sign with a secret written in the repository; a
- * configured published or short secret stops the start.
+ * 17, item 5; issue 38, item 6). A fresh clone started with `deno task start`
+ * and no environment must not sign with a secret written in the repository; a
+ * configured published or short secret stops the start, whether it was
+ * published here, in GoTrue's examples, in Supabase's self-hosting example or
+ * by the Supabase CLI (server/published_secrets.ts).
  */
 import assert from "node:assert/strict";
 import { jose } from "../../../deps.ts";
-import { PUBLISHED_JWT_SECRETS } from "../../../server/config.ts";
-import { freePort, runServerCommand } from "../../helpers/process.ts";
+import { ConfigError, PUBLISHED_JWT_SECRETS, readConfig } from "../../../server/config.ts";
+import { BASE_ENV } from "../../helpers/server.ts";
+import { runServerCommand } from "../../helpers/process.ts";
+import { copyEnvExample, runInCheckout, startInCheckout } from "./_checkout.ts";
+
+const ROOT = new URL("../../../", import.meta.url);
 
 /** The secret this repository's .env.example used to carry (it stays in its history). */
 const FORMER_EXAMPLE_SECRET = "local-development-secret-change-me-0123456789";
-
-const ROOT = new URL("../../../", import.meta.url);
 
 async function serviceRoleToken(secret: string): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
@@ -25,67 +29,11 @@ async function serviceRoleToken(secret: string): Promise<string> {
 
 /**
  * `deno task start` in a directory holding only the committed .env.example,
- * with no environment beyond what Deno itself needs. Resolves once the
- * server logged that it listens.
+ * with no environment beyond what Deno itself needs.
  */
 async function startFreshClone(dir: string) {
-  await Deno.copyFile(new URL(".env.example", ROOT), `${dir}/.env.example`);
-  const port = freePort();
-  const env: Record<string, string> = { PORT: String(port), AUTHSVC_API_HOST: "127.0.0.1" };
-  for (const k of ["PATH", "HOME", "DENO_DIR", "TMPDIR", "XDG_CACHE_HOME"]) {
-    const v = Deno.env.get(k);
-    if (v !== undefined) env[k] = v;
-  }
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-P=server",
-      "--config",
-      new URL("deno.json", ROOT).pathname,
-      new URL("server/main.ts", ROOT).pathname,
-      "serve",
-    ],
-    cwd: dir,
-    env,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stderr = new Response(child.stderr).text();
-  const lines: string[] = [];
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let rest = "";
-  let listening = false;
-  while (!listening) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    rest += value;
-    const parts = rest.split("\n");
-    rest = parts.pop()!;
-    lines.push(...parts);
-    listening = parts.some((l) => l.includes("listening on"));
-  }
-  const drained = (async () => {
-    while (!(await reader.read()).done) { /* keep the pipe flowing */ }
-  })();
-  if (!listening) {
-    await drained;
-    throw new Error(`the server did not start: ${lines.join("\n")}\n${await stderr}`);
-  }
-  return {
-    url: `http://127.0.0.1:${port}`,
-    lines,
-    async stop(): Promise<number> {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* exited */ }
-      const { code } = await child.status;
-      await drained;
-      await stderr;
-      return code;
-    },
-  };
+  await copyEnvExample(dir);
+  return await startInCheckout(dir);
 }
 
 Deno.test("a fresh clone refuses an admin call signed with the published example secret", async () => {
@@ -155,4 +103,92 @@ Deno.test("a published or short signing secret stops the start with a clear mess
     AUTHSVC_JWT_ALLOW_WEAK_SECRET: "true",
   });
   assert.equal(dev.code, 0, dev.stderr);
+});
+
+/**
+ * The example API keys published with the example secrets: Supabase's self-hosting
+ * `docker/.env.example` (ANON_KEY, SERVICE_ROLE_KEY) and the Supabase CLI's local stack
+ * (`supabase status`). Whoever has the secret behind them can sign any role.
+ */
+const EXAMPLE_KEYS: Record<string, string> = {
+  "self-hosting ANON_KEY":
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyAgCiAgICAicm9sZSI6ICJhbm9uIiwKICAgICJpc3MiOiAic3VwYWJhc2UtZGVtbyIsCiAgICAiaWF0IjogMTY0MTc2OTIwMCwKICAgICJleHAiOiAxNzk5NTM1NjAwCn0.dc_X5iR_VP_qT0zsiyj_I_OZ2T9FtRU2BBNWN8Bu4GE",
+  "self-hosting SERVICE_ROLE_KEY":
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyAgCiAgICAicm9sZSI6ICJzZXJ2aWNlX3JvbGUiLAogICAgImlzcyI6ICJzdXBhYmFzZS1kZW1vIiwKICAgICJpYXQiOiAxNjQxNzY5MjAwLAogICAgImV4cCI6IDE3OTk1MzU2MDAKfQ.DaYlNEoUrrEn2Ig7tqibS-PHK5vgusbcbo7X36XVt4Q",
+  "CLI anon key":
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJzdXBhYmFzZS1kZW1vIiwicm9sZSI6ImFub24iLCJleHAiOjE5ODM4MTI5OTZ9.CRXP1A7WOeoJeXxjNni43kdQwgnWNReilDMblYTn_I0",
+  "CLI service_role key":
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJzdXBhYmFzZS1kZW1vIiwicm9sZSI6InNlcnZpY2Vfcm9sZSIsImV4cCI6MTk4MzgxMjk5Nn0.EGIM96RAZx35lJzdJsyH-qQwv8Hdp7fsn3W0YpN81IU",
+};
+
+/** The published secret a key is signed with, or undefined. */
+async function secretOf(key: string): Promise<string | undefined> {
+  for (const secret of PUBLISHED_JWT_SECRETS) {
+    try {
+      await jose.compactVerify(key, new TextEncoder().encode(secret));
+      return secret;
+    } catch { /* another one */ }
+  }
+  return undefined;
+}
+
+Deno.test("Supabase's self-hosting example secret, as GoTrue's GOTRUE_JWT_SECRET, stops the start", async () => {
+  const selfHosting = "your-super-secret-jwt-token-with-at-least-32-characters-long";
+  const dir = await Deno.makeTempDir({ prefix: "authsvc-selfhost-" });
+  try {
+    await copyEnvExample(dir);
+    // The self-hosting compose file passes JWT_SECRET on as GOTRUE_JWT_SECRET.
+    const r = await runInCheckout(dir, {
+      GOTRUE_JWT_SECRET: selfHosting,
+      AUTHSVC_DB_DATA_DIR: "memory://",
+    }, ["migrate"]);
+    assert.equal(r.code, 1, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /AUTHSVC_JWT_SECRET \(set as GOTRUE_JWT_SECRET\): is a published/);
+    assert.match(r.stderr, /AUTHSVC_JWT_ALLOW_WEAK_SECRET/, "names the development switch");
+    assert.ok(!r.stderr.includes(selfHosting) && !r.stdout.includes(selfHosting));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("every published example secret, and the secret of the example API keys, stops the start", async () => {
+  for (const [name, key] of Object.entries(EXAMPLE_KEYS)) {
+    assert.ok(await secretOf(key), `the secret behind the ${name} is refused`);
+  }
+  const problemsOf = (env: Record<string, string>): string[] => {
+    try {
+      readConfig({ ...BASE_ENV, ...env });
+      return [];
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      return e.problems;
+    }
+  };
+  for (const secret of PUBLISHED_JWT_SECRETS) {
+    for (const name of ["AUTHSVC_JWT_SECRET", "GOTRUE_JWT_SECRET"]) {
+      const env: Record<string, string> = { [name]: secret };
+      if (name !== "AUTHSVC_JWT_SECRET") env.AUTHSVC_JWT_SECRET = "";
+      const problems = problemsOf(env);
+      assert.ok(
+        problems.some((p) => /AUTHSVC_JWT_SECRET.*: (is a published|shorter than)/.test(p)),
+        `${name}=${secret.slice(0, 12)}…: ${problems.join("; ")}`,
+      );
+      assert.ok(!problems.join("\n").includes(secret), "never printed");
+      assert.deepEqual(problemsOf({ ...env, AUTHSVC_JWT_ALLOW_WEAK_SECRET: "true" }), []);
+    }
+  }
+  // The same secret as the symmetric key of a JWT_KEYS set (Supabase's add-new-auth-keys.sh
+  // puts JWT_SECRET there) verifies forged tokens just as well.
+  const selfHosting = "your-super-secret-jwt-token-with-at-least-32-characters-long";
+  const oct = {
+    kty: "oct",
+    k: jose.base64url.encode(selfHosting),
+    alg: "HS256",
+    key_ops: ["sign", "verify"],
+  };
+  const problems = problemsOf({ AUTHSVC_JWT_KEYS: JSON.stringify([oct]) });
+  assert.ok(
+    problems.some((p) => /AUTHSVC_JWT_KEYS: key 0 \(kty oct\) is a published/.test(p)),
+    problems.join("; "),
+  );
 });
