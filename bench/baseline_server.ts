@@ -2,14 +2,14 @@
  * The baselines that bound the server's endpoints on this machine, each run
  * as its own process like the server itself:
  *
- *   deno run -A bench/baseline_server.ts bare
+ *   deno run --lock=deno.dev.lock -A bench/baseline_server.ts bare
  *     a bare Deno.serve handler answering a small JSON object;
- *   deno run -A bench/baseline_server.ts query <postgres-url> <table> [pool-max]
+ *   deno run --lock=deno.dev.lock -A bench/baseline_server.ts query <postgres-url> <table> [pool-max]
  *     a handler doing one indexed query (primary-key lookup of a uuid, the
  *     lookup GET /user starts with) through postgres.js with `max` pool-max
  *     connections (default 50), answering the row as JSON; bench/run.ts runs
  *     it at several sizes and takes the fastest as the baseline;
- *   deno run -A bench/baseline_server.ts query4 <postgres-url> <table> [pool-max]
+ *   deno run --lock=deno.dev.lock -A bench/baseline_server.ts query4 <postgres-url> <table> [pool-max]
  *     the same lookup four times in a row per request (GET /user's pattern:
  *     user, session, identities, factors), to tell round trips from other costs.
  *

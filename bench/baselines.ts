@@ -8,13 +8,20 @@ export interface Baseline {
   stop(): Promise<void>;
 }
 
-/** Spawns `deno run -A bench/<script> <args>` (default script: baseline_server.ts). */
+/**
+ * The lockfile a bench process runs with: deno.json's (deno.lock) holds the
+ * server's packages alone, postgres.js and the rest are in deno.dev.lock
+ * (scripts/lock.ts).
+ */
+export const DEV_LOCK = `--lock=${new URL("../deno.dev.lock", import.meta.url).pathname}`;
+
+/** Spawns `deno run -A --lock=deno.dev.lock bench/<script> <args>` (default script: baseline_server.ts). */
 export async function startBaseline(
   args: string[],
   script = "./baseline_server.ts",
 ): Promise<Baseline> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL(script, import.meta.url).pathname, ...args],
+    args: ["run", "-A", DEV_LOCK, new URL(script, import.meta.url).pathname, ...args],
     stdin: "null",
     stdout: "piped",
     stderr: "inherit",

@@ -9,7 +9,7 @@
  * neighbours too: with the library and bare fetch alone the ratio reads about
  * 0.01 higher.
  *
- *   deno bench -A bench/client_bench.ts
+ *   deno bench --lock=deno.dev.lock -A bench/client_bench.ts
  *
  * `deno bench` prints the ratio in its summary (baseline: bare fetch). Because
  * sequential groups drift on a loaded machine, the file first measures the
@@ -18,7 +18,7 @@
  * 3000) and prints each run's medians and the median of the runs' ratios.
  * With CLIENT_BENCH_INTERLEAVED_ONLY=1 it stops there, so that
  *
- *   CLIENT_BENCH_INTERLEAVED_ONLY=1 deno run -A bench/client_bench.ts
+ *   CLIENT_BENCH_INTERLEAVED_ONLY=1 deno run --lock=deno.dev.lock -A bench/client_bench.ts
  *
  * prints the ratios and exits.
  */

@@ -5,7 +5,7 @@
  * A busy machine changes requests/s from one minute to the next; the CPU a
  * request costs moves much less.
  *
- *   deno run -A bench/get_user_cpu.ts <label=checkout-dir> [<label=dir> ...]
+ *   deno run --lock=deno.dev.lock -A bench/get_user_cpu.ts <label=checkout-dir> [<label=dir> ...]
  *     [--rounds=2] [--seconds=10] [--cache=0] [--cpu-prof=<dir>]
  *
  * A subject `<label>=baseline` is bench/baseline_server.ts `query` (one
@@ -17,6 +17,7 @@
  * first after a change. Each checkout gets its own namespace (its own
  * migrations), dropped at the end.
  */
+import { DEV_LOCK } from "./baselines.ts";
 import { createFixtures } from "./fixtures.ts";
 import { runWrk } from "./wrk.ts";
 import { freePort, processEnv } from "../tests/helpers/process.ts";
@@ -115,6 +116,7 @@ async function startBaseline(app: string) {
     args: [
       "run",
       "-A",
+      DEV_LOCK,
       new URL("./baseline_server.ts", import.meta.url).pathname,
       "query",
       `${DB_URL}?application_name=${app}`,

@@ -6,7 +6,7 @@
  * so the report can show how much of the gap to the one-query baseline is
  * round trips.
  *
- *   deno run -A bench/get_user_one_query.ts <postgres-url> <table-prefix> <jwt-secret> [pool-max]
+ *   deno run --lock=deno.dev.lock -A bench/get_user_one_query.ts <postgres-url> <table-prefix> <jwt-secret> [pool-max]
  *
  * postgres.js runs with `pool-max` connections (default 1: its fastest pool size here;
  * `deno task bench` passes the fastest of its baseline sweep).

@@ -1,13 +1,13 @@
 /**
  * The server's PostgreSQL client against postgres.js on the same small
  * statement: 32 callers each running `SELECT $1::int + 1, now()` in a loop,
- * 20,000 statements per round, three rounds each. Prints statements per
- * second and the CPU per statement of this process and of every PostgreSQL
- * process (from /proc), so the cost on both sides shows. postgres.js runs at
+ * 20,000 statements per round, three rounds in which the subjects take turns.
+ * Prints statements per second and the CPU per statement of this process and
+ * of every PostgreSQL process (from /proc), so the cost on both sides shows. postgres.js runs at
  * its fastest pool size (one connection here: `deno task bench`'s sweep) and,
  * for reference, at 4; the own client also with unnamed statements (poolers).
  *
- *   deno run -A bench/pg_pipeline.ts [postgres-url]
+ *   deno run --lock=deno.dev.lock -A bench/pg_pipeline.ts [postgres-url]
  */
 import postgres from "postgres";
 import { Pool } from "../server/db/pg/pool.ts";
@@ -32,8 +32,9 @@ const subjects: [string, (i: number) => Promise<unknown>][] = [
   ["server/db/pg, unnamed statements", (i) => unnamed.query(TEXT, [i])],
 ];
 try {
-  for (const [name, run] of subjects) {
-    for (let round = 1; round <= ROUNDS; round++) {
+  // Rounds alternate the subjects, so a change in the machine's load falls on all of them alike.
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [name, run] of subjects) {
       const pg0 = postgresTicks();
       const self0 = cpuTicks(Deno.pid);
       const t0 = performance.now();

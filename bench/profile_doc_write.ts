@@ -7,7 +7,7 @@
  * the builder on and with the triggers as 0009_profile_rev.sql had them,
  * alternated in one namespace: off, on, off, on.
  *
- *   deno run -A bench/profile_doc_write.ts [rounds=2] [statements=3000]
+ *   deno run --lock=deno.dev.lock -A bench/profile_doc_write.ts [rounds=2] [statements=3000]
  */
 import postgres from "postgres";
 import { openDb } from "../server/db/db.ts";

@@ -12,7 +12,7 @@
  * gets a 400. `deno task bench` runs it beside the real grant
  * (`baseline_refresh_one_statement`).
  *
- *   deno run -A bench/refresh_one_statement.ts <postgres-url> <table-prefix> <jwt-secret>
+ *   deno run --lock=deno.dev.lock -A bench/refresh_one_statement.ts <postgres-url> <table-prefix> <jwt-secret>
  *
  * Prints `listening on http://127.0.0.1:<port>` once ready.
  */

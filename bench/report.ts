@@ -2,7 +2,7 @@
  * Prints a result file of `deno task bench` as the Markdown tables of
  * bench/README.md:
  *
- *   deno run -A bench/report.ts bench/results/latest.json
+ *   deno run --lock=deno.dev.lock -A bench/report.ts bench/results/latest.json
  */
 import type { WrkResult } from "./wrk.ts";
 

@@ -17,7 +17,7 @@
 import postgres from "postgres";
 import { ensureWrk, runWrk, type WrkResult } from "./wrk.ts";
 import { type BcryptTiming, measureBcryptParallel, measureBcryptVerify } from "./bcrypt.ts";
-import { startBaseline } from "./baselines.ts";
+import { DEV_LOCK, startBaseline } from "./baselines.ts";
 import {
   dropNamespaceObjects,
   postgresUrl,
@@ -643,7 +643,7 @@ async function runClientBench(): Promise<unknown> {
   }
   log("client bench: deno bench bench/client_bench.ts");
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["bench", "-A", "--no-check", "--json", file.pathname],
+    args: ["bench", "-A", DEV_LOCK, "--no-check", "--json", file.pathname],
     stdout: "piped",
     stderr: "piped",
   }).output();

@@ -7,6 +7,7 @@
  *   deno run -A scripts/build_npm.ts --out /tmp/pkg
  */
 import ts from "typescript";
+import { BUGS, EXPORTS, HOMEPAGE, LICENSE, NAME, REPOSITORY, VERSION } from "./package.ts";
 
 const root = new URL("../", import.meta.url);
 
@@ -36,7 +37,6 @@ function toJsSpecifiers(code: string): string {
  * @throws {Error} with the TypeScript diagnostics when compilation fails
  */
 export async function buildNpm(outDir: string = DEFAULT_OUT): Promise<string[]> {
-  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", root)));
   const stage = await Deno.makeTempDir({ prefix: "oauth2-npm-src-" });
   try {
     const files = [new URL("mod.ts", root), new URL("oidc.ts", root)];
@@ -79,19 +79,24 @@ export async function buildNpm(outDir: string = DEFAULT_OUT): Promise<string[]> 
           }),
       );
     }
+    /** An entry point as Node resolves it: the emitted `.js` and its `.d.ts`. */
+    const entry = (module: string) => {
+      const base = module.replace(/\.ts$/, "");
+      return { types: `${base}.d.ts`, import: `${base}.js`, default: `${base}.js` };
+    };
     const pkg = {
-      name: config.name,
-      version: config.version,
+      name: NAME,
+      version: VERSION,
       description:
         "OAuth 2.0 client (OAuth 2.1, OpenID Connect usage) on web standards: Deno, Node 20+, browsers",
-      license: config.license,
+      license: LICENSE,
+      repository: { type: "git", url: `git+${REPOSITORY}.git`, directory: "client" },
+      homepage: HOMEPAGE,
+      bugs: { url: BUGS },
       type: "module",
-      main: "./mod.js",
-      types: "./mod.d.ts",
-      exports: {
-        ".": { types: "./mod.d.ts", import: "./mod.js", default: "./mod.js" },
-        "./oidc": { types: "./oidc.d.ts", import: "./oidc.js", default: "./oidc.js" },
-      },
+      main: entry(EXPORTS["."]).import,
+      types: entry(EXPORTS["."]).types,
+      exports: Object.fromEntries(Object.entries(EXPORTS).map(([sub, m]) => [sub, entry(m)])),
       sideEffects: false,
       engines: { node: ">=20" },
       keywords: ["oauth", "oauth2", "oidc", "pkce", "client"],

@@ -22,12 +22,47 @@ function queryable(pg: AnyPg): Queryable {
 }
 
 /**
+ * The PostgreSQL major version of the PGlite release deno.json pins. A data
+ * directory written by another major cannot be opened (PostgreSQL's own rule:
+ * its PG_VERSION file names the major that wrote it); scripts/pglite_upgrade.ts
+ * copies one over. tests/server/db/pglite_upgrade_test.ts keeps this in step.
+ */
+export const PGLITE_PG_MAJOR = "18";
+
+/**
+ * Refuses a data directory written by another PostgreSQL major with a message
+ * saying what to run, instead of PGlite's "failed to initialize properly".
+ */
+async function checkDataDirVersion(dataDir: string): Promise<void> {
+  let found: string;
+  try {
+    found = (await Deno.readTextFile(`${dataDir}/PG_VERSION`)).trim();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return; // a new database
+    throw e;
+  }
+  if (found === PGLITE_PG_MAJOR) return;
+  throw new DataDirError(
+    `AUTHSVC_DB_DATA_DIR ${dataDir} holds a PostgreSQL ${found} database (written by an ` +
+      `earlier version of this server); the embedded PostgreSQL is now ${PGLITE_PG_MAJOR}: ` +
+      `copy it over with "deno task pglite:upgrade ${dataDir}" (the old directory is kept), ` +
+      `or point DATABASE_URL at a PostgreSQL server`,
+  );
+}
+
+/**
  * Opens PGlite under `dataDir` ("memory://" for an in-memory database), claimed for this
  * process (data_dir.ts). Throws DataDirError when the directory cannot be used.
  */
 export async function openPglite(dataDir: string, prefix: string): Promise<Db> {
   const inMemory = dataDir === "" || dataDir.startsWith("memory://");
   const claim = inMemory ? undefined : await claimDataDir(dataDir);
+  try {
+    if (!inMemory) await checkDataDirVersion(dataDir);
+  } catch (e) {
+    await claim?.release();
+    throw e;
+  }
   let pg: AnyPg;
   try {
     pg = new PGlite(inMemory ? undefined : dataDir, {

@@ -18,10 +18,15 @@ import {
   type Tracer,
 } from "../../deps.ts";
 import {
-  BasicTracerProvider,
+  AlwaysOffSampler,
+  AlwaysOnSampler,
   BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
   type SpanExporter,
-} from "@opentelemetry/sdk-trace-base";
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from "@opentelemetry/sdk-trace";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import { VERSION } from "../version.ts";
@@ -33,7 +38,7 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 /** The tracer of one server. */
 export class Tracing {
   readonly tracer: Tracer;
-  readonly #provider: BasicTracerProvider;
+  readonly #provider: TracerProvider;
 
   /** Starts tracing with the configured OTLP exporter (only its module is loaded). */
   static async start(config: Config, log: Logger): Promise<Tracing> {
@@ -42,16 +47,18 @@ export class Tracing {
     const { OTLPTraceExporter } = o.protocol === "http/json"
       ? await import("@opentelemetry/exporter-trace-otlp-http")
       : await import("@opentelemetry/exporter-trace-otlp-proto");
-    const tracing = new Tracing(config, new OTLPTraceExporter(exporterOpts));
+    const tracing = new Tracing(config, log, new OTLPTraceExporter(exporterOpts));
     log.info("tracing enabled", { exporter: "otlp", protocol: o.protocol, endpoint: o.url });
     return tracing;
   }
 
-  private constructor(config: Config, exporter: SpanExporter) {
-    this.#provider = new BasicTracerProvider({
+  private constructor(config: Config, log: Logger, exporter: SpanExporter) {
+    this.#provider = new TracerProvider({
       resource: otelResource(config),
+      sampler: traceSampler(config, log),
       spanProcessors: [
-        new BatchSpanProcessor(exporter, {
+        new BatchSpanProcessor({
+          exporter,
           scheduledDelayMillis: otelInt(config, "OTEL_BSP_SCHEDULE_DELAY", 5000),
           maxExportBatchSize: otelInt(config, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),
           maxQueueSize: otelInt(config, "OTEL_BSP_MAX_QUEUE_SIZE", 2048),
@@ -115,6 +122,43 @@ export class Tracing {
   async shutdown(): Promise<void> {
     await this.#provider.shutdown();
   }
+}
+
+/**
+ * The sampler of OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG, the standard
+ * variables (OpenTelemetry SDK environment variables): `parentbased_always_on`
+ * by default, which follows the sampled flag of an incoming `traceparent`. An
+ * unknown value or ratio falls back to the default with a warning.
+ */
+export function traceSampler(config: Config, log: Logger): Sampler {
+  const name = config.otel.env.OTEL_TRACES_SAMPLER ?? "parentbased_always_on";
+  const ratio = (): Sampler => {
+    const arg = config.otel.env.OTEL_TRACES_SAMPLER_ARG ?? "1";
+    const p = Number(arg);
+    if (arg.trim() !== "" && p >= 0 && p <= 1) return new TraceIdRatioBasedSampler(p);
+    log.warn(`OTEL_TRACES_SAMPLER_ARG "${arg}" is not a ratio from 0 to 1: using 1`);
+    return new TraceIdRatioBasedSampler(1);
+  };
+  switch (name) {
+    case "always_on":
+      return new AlwaysOnSampler();
+    case "always_off":
+      return new AlwaysOffSampler();
+    case "traceidratio":
+      return ratio();
+    case "parentbased_always_on":
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case "parentbased_always_off":
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case "parentbased_traceidratio":
+      return new ParentBasedSampler({ root: ratio() });
+  }
+  log.warn(
+    `OTEL_TRACES_SAMPLER "${name}" is not one of always_on, always_off, traceidratio, ` +
+      `parentbased_always_on, parentbased_always_off, parentbased_traceidratio: using ` +
+      `parentbased_always_on`,
+  );
+  return new ParentBasedSampler({ root: new AlwaysOnSampler() });
 }
 
 function dbSpanName(sql: string): string {

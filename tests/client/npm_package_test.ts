@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import ts from "typescript";
 import { buildNpm } from "../../scripts/build_npm.ts";
+import { BUGS, HOMEPAGE, REPOSITORY } from "../../scripts/package.ts";
 import * as jose from "jose";
 import { json, startStub } from "./_stub.ts";
 
@@ -44,6 +45,11 @@ Deno.test("npm package: Node 20 runs a client-credentials grant; the types check
       import: "./mod.js",
       default: "./mod.js",
     });
+    // npm's page of the package links the source, the documentation and the issue tracker.
+    assert.equal(pkg.repository.url, `git+${REPOSITORY}.git`);
+    assert.equal(pkg.repository.directory, "client");
+    assert.equal(pkg.homepage, HOMEPAGE);
+    assert.equal(pkg.bugs.url, BUGS);
 
     const assertions: string[] = [];
     await using stub = startStub((req) => {

@@ -1,24 +1,42 @@
-/** The library is publishable: `deno publish --dry-run` passes (no slow types, documented exports). */
+/**
+ * The library is publishable: `deno publish --dry-run` of the package scripts/build_jsr.ts builds
+ * passes (no slow types, documented exports), and the package's deno.json is the library's alone.
+ */
 import assert from "node:assert/strict";
+import { buildJsr, publishJsr } from "../../scripts/build_jsr.ts";
+import { EXPORTS, NAME } from "../../scripts/package.ts";
 
 Deno.test("deno publish --dry-run succeeds", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["publish", "--dry-run", "--allow-dirty"],
-    cwd: new URL("../..", import.meta.url).pathname,
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const out = await publishJsr(true);
   const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   assert.equal(out.code, 0, text);
   assert.match(text, /Success Dry run complete/);
   assert.doesNotMatch(text, /warning/i, "no slow-types (or other) warning");
   assert.match(text, /client\/strategy\/auth_code\.ts/);
-  assert.doesNotMatch(text, /tests\//, "tests are not published");
+  assert.match(text, /\/LICENSE \(/);
+  assert.doesNotMatch(text, /tests\/|server\/|scripts\//, "only the library is published");
   // The package carries the client-only README; the repository's README (the server) stays out.
   assert.match(text, /client\/README\.md/);
-  const rootReadme = new URL("../../README.md", import.meta.url).href;
-  assert.ok(!text.includes(`${rootReadme} `), "the repository's README.md is not published");
+  assert.doesNotMatch(
+    text,
+    /oauth2-jsr-[^/]+\/README\.md/,
+    "the repository's README.md is not published",
+  );
+});
+
+Deno.test("the published deno.json holds the package's fields, no server or test configuration", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "oauth2-jsr-test-" });
+  try {
+    await buildJsr(dir);
+    const published = JSON.parse(await Deno.readTextFile(`${dir}/deno.json`));
+    const repo = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
+    assert.deepEqual(Object.keys(published).sort(), ["exports", "license", "name", "version"]);
+    assert.equal(published.name, NAME);
+    assert.equal(published.version, repo.version, "the version is deno.json's");
+    assert.deepEqual(published.exports, EXPORTS);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("every export of mod.ts and oidc.ts has JSDoc (deno doc --lint)", async () => {

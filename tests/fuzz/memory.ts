@@ -10,7 +10,7 @@
  * (maps, sets, arrays) that gained the most references.
  *
  *   FUZZ_SEED=20251125 FUZZ_REQUESTS=300 FUZZ_PASSES=4 nice -n 19 \
- *     deno run -A tests/fuzz/memory.ts
+ *     deno run --lock=deno.dev.lock -A tests/fuzz/memory.ts
  *
  * MEM_HEAP=0 skips the snapshots: each costs the server native memory of its
  * own, so RSS after one is not comparable with RSS before. MEM_SNAPSHOTS=<dir>

@@ -4,7 +4,7 @@
  * `deno task test` (the file name does not match the test pattern); run by
  * `deno task test:reliability`, or alone:
  *
- *   SOAK_SECONDS=180 deno test -A tests/reliability/soak.ts
+ *   SOAK_SECONDS=180 deno test --lock=deno.dev.lock -A tests/reliability/soak.ts
  *
  * Mix per worker loop: GET /user 50 %, refresh_token grant 20 % (each worker
  * rotates its own token chain), password grant 10 %, sign-up 10 %, a

@@ -156,3 +156,65 @@ Deno.test("tracing: DEBUG=true reports an exporter that cannot deliver; without 
   const quiet = await exportToNowhere(false);
   assert.equal(quiet.filter(isTelemetryProblem).length, 0);
 });
+
+/** Spans exported by a server with `env`, after one /health request per traceparent (or none). */
+async function sampledTraces(
+  env: Record<string, string>,
+  traceparents: (string | null)[],
+): Promise<{ traceIds: string[]; logs: Record<string, unknown>[] }> {
+  const collector = startOtlpCollector();
+  const srv = await startTestServer({
+    AUTHSVC_TRACING_ENABLED: "true",
+    LOG_LEVEL: "warn",
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/v1/traces`,
+    ...env,
+  });
+  try {
+    for (const tp of traceparents) {
+      const res = await srv.fetch("/health", { headers: tp ? { traceparent: tp } : {} });
+      await res.body?.cancel();
+    }
+  } finally {
+    await srv.close(); // the exporter has delivered every sampled span when this resolves
+    await collector.close();
+  }
+  return {
+    traceIds: collector.spans.filter((s) => s.name === "GET /health").map((s) => s.traceId),
+    logs: srv.logs.map((l) => JSON.parse(l)),
+  };
+}
+
+const UNSAMPLED = "00-11111111111111111111111111111111-2222222222222222-00";
+const SAMPLED = "00-33333333333333333333333333333333-4444444444444444-01";
+
+Deno.test("tracing: OTEL_TRACES_SAMPLER and _ARG choose what is exported", async (t) => {
+  await t.step(
+    "default parentbased_always_on: follows the traceparent's sampled flag",
+    async () => {
+      const { traceIds } = await sampledTraces({}, [UNSAMPLED, SAMPLED, null]);
+      assert.equal(traceIds.length, 2, JSON.stringify(traceIds));
+      assert.ok(traceIds.includes("33333333333333333333333333333333"));
+      assert.ok(!traceIds.includes("11111111111111111111111111111111"));
+    },
+  );
+  await t.step("always_on: exports an unsampled parent's child too", async () => {
+    const { traceIds } = await sampledTraces({ OTEL_TRACES_SAMPLER: "always_on" }, [UNSAMPLED]);
+    assert.deepEqual(traceIds, ["11111111111111111111111111111111"]);
+  });
+  await t.step("traceidratio with ratio 0: exports nothing", async () => {
+    const env = { OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" };
+    const { traceIds } = await sampledTraces(env, [SAMPLED, null]);
+    assert.deepEqual(traceIds, []);
+  });
+  await t.step("an unknown sampler is named in a warning; the default applies", async () => {
+    const { traceIds, logs } = await sampledTraces({ OTEL_TRACES_SAMPLER: "sometimes" }, [
+      UNSAMPLED,
+      null,
+    ]);
+    assert.equal(traceIds.length, 1);
+    assert.ok(
+      logs.some((l) => l.level === "warn" && /OTEL_TRACES_SAMPLER "sometimes"/.test(String(l.msg))),
+      JSON.stringify(logs),
+    );
+  });
+});

@@ -2,12 +2,12 @@
  * The GoTrue instances the upstream auth-js tests talk to, recreated as our server (in-process,
  * 127.0.0.1, port 0) with the same settings under AUTHSVC_ names:
  *
- * - `cli`: the Supabase CLI stack of vendor/test/config.toml, which the main suites
+ * - `cli`: the Supabase CLI stack of upstream's test/supabase/config.toml, which the main suites
  *   (GoTrueClient, GoTrueApi, pkce) use: sign-up on, e-mail confirmations off, anonymous
  *   sign-ins on, an RS256 signing key generated per run (the CLI's signing_keys.json, made by
  *   generate-signing-keys.js upstream) besides the CLI's published HS256 secret, the CLI's
  *   rate limits, refresh-token reuse interval 10 s, secure e-mail change on, 1 s between mails.
- * - the four GoTrue services of vendor/infra/docker-compose.yml that docker-tests/ use:
+ * - the four GoTrue services of upstream's infra/docker-compose.yml that docker-tests/ use:
  *   `gotrue` (9999: sign-up on, autoconfirm off, phone by Twilio, Google on),
  *   `autoconfirm` (9998: autoconfirm on, anonymous on, HS256 key + RSA verify key),
  *   `disabled` (9997: sign-up off, e-mail and phone providers off),
