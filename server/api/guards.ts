@@ -42,21 +42,13 @@ export const jwt: Guard = async (c, next) => {
   await next();
 };
 
-/** A bearer token whose `role` is in JWT_ADMIN_ROLES; 403 not_admin otherwise. */
+/**
+ * The one admin check (auth/admin_access.ts) of every route that accepts an
+ * admin role: a role in JWT_ADMIN_ROLES; for a token bound to a session,
+ * that session alive and aal2 once the operator has a verified factor.
+ */
 export const admin: Guard = async (c, next) => {
   c.set("claims", await requireAdmin(c));
-  await next();
-};
-
-/** A bearer token with the service role or an admin role (POST /invite); 403 not_admin otherwise. */
-export const serviceOrAdmin: Guard = async (c, next) => {
-  const s = c.get("services");
-  const claims = await s.jwt.verify(bearerToken(c));
-  const role = typeof claims.role === "string" ? claims.role : "";
-  if (role !== "service_role" && !s.config.jwt.adminRoles.includes(role)) {
-    throw new ApiError(403, "not_admin", "User not allowed");
-  }
-  c.set("claims", claims);
   await next();
 };
 

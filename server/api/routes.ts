@@ -16,8 +16,10 @@
  * - `user`: a bearer token of an existing user and session; the handler reads
  *   it with `callerOf(c)`. `jwt`: only a verified token (`claimsOf(c)`); GET
  *   /user checks the user and the session in the statement that reads them.
- *   `admin`: a role in JWT_ADMIN_ROLES; `serviceOrAdmin`: that or
- *   service_role (api/guards.ts).
+ *   `admin`: the one admin check of every route that accepts an admin
+ *   role (auth/admin_access.ts): a role in JWT_ADMIN_ROLES, and for a token
+ *   bound to a session, that session alive and aal2 once the operator has a
+ *   verified factor.
  * - `manualLinking`: SECURITY_MANUAL_LINKING_ENABLED, else 404.
  * - `aal2(message[, when])`: after `user`, an aal2 session once the user has
  *   a verified MFA factor (401 insufficient_aal).
@@ -34,7 +36,7 @@ import type { Services } from "../services.ts";
 import { captcha, limit, limitAnonymous, passwordGrant } from "../security/middleware.ts";
 import { AAL2_IDENTITY_MESSAGE, AAL2_UPDATE_MESSAGE, changesCredentials } from "./aal.ts";
 import type { AppEnv, Ctx } from "./context.ts";
-import { aal2, admin, type Guard, jwt, manualLinking, serviceOrAdmin, user } from "./guards.ts";
+import { aal2, admin, type Guard, jwt, manualLinking, user } from "./guards.ts";
 import {
   adminCreateUser,
   adminDeleteUser,
@@ -100,7 +102,7 @@ export const ROUTES: readonly Route[] = [
   ["POST",   "/magiclink",                            [limit("otp"), captcha()],                  magiclink],
   ["POST",   "/recover",                              [captcha()],                                recover],
   ["POST",   "/resend",                               [captcha()],                                resend],
-  ["POST",   "/invite",                               [serviceOrAdmin],                           invite],
+  ["POST",   "/invite",                               [admin],                                    invite],
 
   ["POST",   "/logout",                               [user],                                     logout],
   ["GET",    "/reauthenticate",                       [user],                                     reauthenticate],
