@@ -109,6 +109,7 @@ export const SITUATION_STATUS: Readonly<Record<Situation, Partial<Record<ErrorCo
   // GoTrue's answer to an MFA attempt the mfa_verification_attempt hook rejected.
   hook: { mfa_verification_rejected: 403 },
   admin_token: { session_expired: 403, user_not_found: 403, bad_jwt: 400 },
+  aal_gate: { insufficient_aal: 401 },
 };
 
 /**
@@ -121,7 +122,6 @@ export const ROUTE_STATUS: readonly { code: ErrorCode; status: number; where: st
   { code: "validation_failed", status: 404, where: "GET /authorize: unknown provider" },
   { code: "email_provider_disabled", status: 400, where: "POST /resend" },
   { code: "phone_provider_disabled", status: 400, where: "phone sign-in routes (api/phone.ts)" },
-  { code: "insufficient_aal", status: 401, where: "routes requiring aal2 (api/aal.ts)" },
   {
     code: "insufficient_aal",
     status: 422,

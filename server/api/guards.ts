@@ -3,9 +3,11 @@
  * routes.ts names per row, as GoTrue's requireAuthentication,
  * requireAdminCredentials and the aal checks of internal/api/user.go. Each
  * puts what it verified into the context, where handlers read it with
- * `callerOf(c)` or `claimsOf(c)` (context.ts).
+ * `callerOf(c)` or `claimsOf(c)` (context.ts). The decisions are the
+ * domain's (auth/admin_access.ts, auth/assurance.ts).
  */
 import type { MiddlewareHandler } from "../../deps.ts";
+import { requireAal2IfMfa, requireLinkingAllowed } from "../auth/assurance.ts";
 import {
   type AppEnv,
   bearerToken,
@@ -15,9 +17,7 @@ import {
   requireUser,
   verifiedClaims,
 } from "./context.ts";
-import { ApiError } from "./errors.ts";
 import { type Body, readBody } from "./input.ts";
-import { requireAal2IfMfa } from "./aal.ts";
 
 /** A middleware of the route table. */
 export type Guard = MiddlewareHandler<AppEnv>;
@@ -53,13 +53,14 @@ export const admin: Guard = async (c, next) => {
 };
 
 /**
- * SECURITY_MANUAL_LINKING_ENABLED, else 404 manual_linking_disabled (GoTrue's
- * requireManualLinkingEnabled, after the authentication).
+ * After `user`: linking and unlinking identities need
+ * SECURITY_MANUAL_LINKING_ENABLED (else 404 manual_linking_disabled) and,
+ * once the user has a verified factor, an aal2 session (401
+ * insufficient_aal): the gates every road to a link passes, the id_token
+ * grant's `link_identity` too (auth/assurance.ts).
  */
-export const manualLinking: Guard = async (c, next) => {
-  if (!c.get("services").config.security.manualLinkingEnabled) {
-    throw new ApiError(404, "manual_linking_disabled", "Manual linking is disabled");
-  }
+export const linking: Guard = async (c, next) => {
+  await requireLinkingAllowed(c.get("services"), callerOf(c));
   await next();
 };
 
@@ -75,7 +76,7 @@ export function aal2(
   return async (c, next) => {
     const caller = callerOf(c);
     if (!when || when(caller, await readBody(c))) {
-      await requireAal2IfMfa(c.get("services"), caller, message);
+      await requireAal2IfMfa(c.get("services").mfa, caller, message);
     }
     await next();
   };

@@ -20,7 +20,9 @@
  *   role (auth/admin_access.ts): a role in JWT_ADMIN_ROLES, and for a token
  *   bound to a session, that session alive and aal2 once the operator has a
  *   verified factor.
- * - `manualLinking`: SECURITY_MANUAL_LINKING_ENABLED, else 404.
+ * - `linking`: after `user`, SECURITY_MANUAL_LINKING_ENABLED (else 404) and an
+ *   aal2 session once the user has a verified factor (auth/assurance.ts; the
+ *   id_token grant's `link_identity` passes the same gates).
  * - `aal2(message[, when])`: after `user`, an aal2 session once the user has
  *   a verified MFA factor (401 insufficient_aal).
  *
@@ -34,9 +36,9 @@
 import type { Hono } from "../../deps.ts";
 import type { Services } from "../services.ts";
 import { captcha, limit, limitAnonymous, passwordGrant } from "../security/middleware.ts";
-import { AAL2_IDENTITY_MESSAGE, AAL2_UPDATE_MESSAGE, changesCredentials } from "./aal.ts";
+import { AAL2_UPDATE_MESSAGE, changesCredentials } from "./aal.ts";
 import type { AppEnv, Ctx } from "./context.ts";
-import { aal2, admin, type Guard, jwt, manualLinking, user } from "./guards.ts";
+import { aal2, admin, type Guard, jwt, linking, user } from "./guards.ts";
 import {
   adminCreateUser,
   adminDeleteUser,
@@ -108,9 +110,9 @@ export const ROUTES: readonly Route[] = [
   ["GET",    "/reauthenticate",                       [user],                                     reauthenticate],
   ["GET",    "/user",                                 [jwt],                                      userProfileResponse],
   ["PUT",    "/user",                                 [user, aal2(AAL2_UPDATE_MESSAGE, changesCredentials)], updateUser],
-  ["GET",    "/user/identities/authorize",            [user, manualLinking, aal2(AAL2_IDENTITY_MESSAGE)], startLink],
+  ["GET",    "/user/identities/authorize",            [user, linking],                            startLink],
   ["GET",    "/user/identities/authorize/continue",   [],                                         continueLink],
-  ["DELETE", "/user/identities/:identity_id",         [user, manualLinking, aal2(AAL2_IDENTITY_MESSAGE)], unlink],
+  ["DELETE", "/user/identities/:identity_id",         [user, linking],                            unlink],
 
   ["POST",   "/factors",                              [user],                                     enrollFactor],
   ["POST",   "/factors/:factor_id/challenge",         [user],                                     challengeFactor],

@@ -98,7 +98,9 @@ export type ErrorCode =
  * - `upstream_timeout`: an outside service did not answer in time;
  * - `hook`: an auth hook rejected the attempt (auth/hooks.ts);
  * - `admin_token`: an admin token bound to a session that no longer opens
- *   the admin routes (auth/admin_access.ts, GoTrue's requireAdminCredentials).
+ *   the admin routes (auth/admin_access.ts, GoTrue's requireAdminCredentials);
+ * - `aal_gate`: a route that needs an aal2 session once the user has a
+ *   verified MFA factor (auth/assurance.ts, GoTrue's user.go).
  */
 export type Situation =
   | "oauth"
@@ -108,7 +110,8 @@ export type Situation =
   | "upstream_failed"
   | "upstream_timeout"
   | "hook"
-  | "admin_token";
+  | "admin_token"
+  | "aal_gate";
 
 /** What an AuthError carries besides its code and message. */
 export interface AuthErrorOptions extends ErrorOptions {

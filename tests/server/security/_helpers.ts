@@ -1,17 +1,17 @@
 /**
- * Helpers of the security tests: operators (accounts with an admin role, the
- * designed way into the console) signed in over the HTTP API, with or
- * without a TOTP factor.
+ * Helpers of the security tests: accounts and operators (accounts with an
+ * admin role, the designed way into the console) signed in over the HTTP
+ * API, with or without a TOTP factor.
  */
 import assert from "node:assert/strict";
 import { call, uniqueEmail } from "../../helpers/http.ts";
 import type { TestServer } from "../../helpers/server.ts";
 import { totpAt } from "../mfa/_helpers.ts";
 
-/** The operator's password (what a phishing page would collect). */
+/** The password of the accounts made here (what a phishing page would collect). */
 export const OPERATOR_PASSWORD = "operator-password-1";
 
-/** An operator of a test server. */
+/** An account of a test server (an operator's, or a user's). */
 export interface Operator {
   email: string;
   userId: string;
@@ -21,17 +21,17 @@ export interface Operator {
 }
 
 /**
- * Creates an operator with the service role (a confirmed user with the role
- * `supabase_admin`) and, with `totp`, enrolls and verifies a TOTP factor
- * from a password sign-in. `captchaToken` is sent with that sign-in.
+ * Creates a confirmed account with the service role (with `role`, e.g. an
+ * admin role) and, with `totp`, enrolls and verifies a TOTP factor from a
+ * password sign-in (`captchaToken` sent with it; `now`: the server's clock).
  */
-export async function operator(
+export async function account(
   srv: TestServer,
-  opts: { totp?: boolean; captchaToken?: string; now?: () => number } = {},
+  opts: { role?: string; totp?: boolean; captchaToken?: string; now?: () => number } = {},
 ): Promise<Operator> {
-  const email = uniqueEmail("operator");
+  const email = uniqueEmail(opts.role ? "operator" : "user");
   const made = await call(srv, "POST", "/admin/users", {
-    body: { email, password: OPERATOR_PASSWORD, email_confirm: true, role: "supabase_admin" },
+    body: { email, password: OPERATOR_PASSWORD, email_confirm: true, role: opts.role },
     token: await srv.serviceRoleToken(),
   });
   assert.equal(made.status, 200, made.text);
@@ -44,6 +44,14 @@ export async function operator(
   const totpSecret = (enrolled.body.totp as { secret: string }).secret;
   await totpStep(srv, token, { factorId, totpSecret }, opts.now);
   return { email, userId, totpSecret, factorId };
+}
+
+/** An operator: an account with the role `supabase_admin` (see {@link account}). */
+export function operator(
+  srv: TestServer,
+  opts: { totp?: boolean; captchaToken?: string; now?: () => number } = {},
+): Promise<Operator> {
+  return account(srv, { ...opts, role: "supabase_admin" });
 }
 
 /** POST /token?grant_type=password as the operator would (or a thief with their password): the access token, aal1. */
