@@ -16,7 +16,12 @@
 import { AuthError, invalid, uniqueViolationAnswer } from "../auth/errors.ts";
 import { checkPassword } from "../auth/pwned.ts";
 import { type OneTimeTokenRow, otpInvalid } from "../auth/otp.ts";
-import { confirmAddressNow, isUnproven, signupClaimOf } from "../auth/confirm.ts";
+import {
+  confirmAddressNow,
+  isUnproven,
+  signupClaimOf,
+  verifyMaySetPassword,
+} from "../auth/confirm.ts";
 import type { UserRow } from "../auth/users.ts";
 import { normalizeEmail } from "../auth/users.ts";
 import type { Services } from "../services.ts";
@@ -79,11 +84,20 @@ async function findTokenOwner(
   return userId ? await s.users.findById(userId) : null;
 }
 
+/** 422: a password on /verify where it would change one (auth/confirm.ts verifyMaySetPassword). */
+function passwordNotHere(): AuthError {
+  return invalid(
+    "password can be set on verify only as the first password of a sign-up or an invite; change a password with PUT /user",
+  );
+}
+
 /**
- * Consumes the token and applies it. `password` sets the password on signup
- * and invite verification; with `passwordRequired` (POST /verify) it must be
- * given for signup when the user has none (GoTrue's verify.go). A link opened in a
- * browser (GET) cannot carry one and confirms a password-less user as is.
+ * Consumes the token and applies it. `password` sets the first password on
+ * signup and invite verification, and is refused anywhere else
+ * (verifyMaySetPassword); with `passwordRequired` (POST /verify) it must be
+ * given for signup when the user has none (GoTrue's verify.go). A link
+ * opened in a browser (GET) cannot carry one and confirms a password-less
+ * user as is.
  */
 export async function verifyEmailToken(
   s: Services,
@@ -93,10 +107,12 @@ export async function verifyEmailToken(
 ): Promise<EmailVerified> {
   const owner = await findTokenOwner(s, type, cred);
   if (!owner) throw otpInvalid();
-  const setsPassword = type === "signup" || type === "invite" ||
-    (type === "email" && opts.password !== undefined);
-  if (setsPassword && opts.password !== undefined && opts.password !== "") {
-    await checkPassword(s, opts.password);
+  // A password only where it is the account's first (auth/confirm.ts), checked before the
+  // token is used, so the request can be sent again without it.
+  const setsPassword = opts.password !== undefined && opts.password !== "";
+  if (setsPassword) {
+    if (!verifyMaySetPassword(type, owner)) throw passwordNotHere();
+    await checkPassword(s, opts.password!);
   } else if (type === "signup" && opts.passwordRequired && !owner.encrypted_password) {
     throw invalid("password is required to confirm a sign-up without a password");
   }
@@ -119,9 +135,8 @@ export async function verifyEmailToken(
 
   // The one rule of auth/confirm.ts: confirming an unproven account keeps only what the
   // confirming person set (this request's password, or the sign-up this token belongs to).
-  const password = setsPassword && opts.password
-    ? await s.passwords.hash(opts.password)
-    : undefined;
+  if (setsPassword && !verifyMaySetPassword(type, user)) throw passwordNotHere();
+  const password = setsPassword ? await s.passwords.hash(opts.password!) : undefined;
   const confirmed = user;
   user = await confirmAddressNow(s, confirmed, {
     channels: ["email"],
