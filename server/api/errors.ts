@@ -129,6 +129,11 @@ export const ROUTE_STATUS: readonly { code: ErrorCode; status: number; where: st
   },
   { code: "user_not_found", status: 403, where: "a token whose user is gone (api/context.ts)" },
   { code: "user_already_exists", status: 400, where: "POST /signup, a repeated sign-up" },
+  {
+    code: "no_authorization",
+    status: 403,
+    where: "/factors: an anonymous user (GoTrue's requireNotAnonymous)",
+  },
 ];
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Who may call a route: the authentication and assurance middleware that
  * routes.ts names per row, as GoTrue's requireAuthentication,
- * requireAdminCredentials and the aal checks of internal/api/user.go. Each
+ * requireAdminCredentials, requireNotAnonymous and the aal checks of
+ * internal/api/user.go. Each
  * puts what it verified into the context, where handlers read it with
  * `callerOf(c)` or `claimsOf(c)` (context.ts). The decisions are the
  * domain's (auth/admin_access.ts, auth/assurance.ts).
@@ -17,6 +18,7 @@ import {
   requireUser,
   verifiedClaims,
 } from "./context.ts";
+import { ApiError } from "./errors.ts";
 import { type Body, readBody } from "./input.ts";
 
 /** A middleware of the route table. */
@@ -49,6 +51,22 @@ export const jwt: Guard = async (c, next) => {
  */
 export const admin: Guard = async (c, next) => {
   c.set("claims", await requireAdmin(c));
+  await next();
+};
+
+/**
+ * After `user`: an anonymous user may not manage MFA factors (403
+ * no_authorization, GoTrue's requireNotAnonymous on /factors): an account
+ * nobody can sign in to again has nothing a second factor would protect.
+ */
+export const notAnonymous: Guard = async (c, next) => {
+  if (callerOf(c).user.is_anonymous) {
+    throw new ApiError(
+      403,
+      "no_authorization",
+      "Anonymous user not allowed to perform these actions",
+    );
+  }
   await next();
 };
 

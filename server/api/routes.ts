@@ -20,6 +20,7 @@
  *   role (auth/admin_access.ts): a role in JWT_ADMIN_ROLES, and for a token
  *   bound to a session, that session alive and aal2 once the operator has a
  *   verified factor.
+ * - `notAnonymous`: after `user`, not an anonymous user (403 no_authorization).
  * - `linking`: after `user`, SECURITY_MANUAL_LINKING_ENABLED (else 404) and an
  *   aal2 session once the user has a verified factor (auth/assurance.ts; the
  *   id_token grant's `link_identity` passes the same gates).
@@ -38,7 +39,7 @@ import type { Services } from "../services.ts";
 import { captcha, limit, limitAnonymous, passwordGrant } from "../security/middleware.ts";
 import { AAL2_UPDATE_MESSAGE, changesCredentials } from "./aal.ts";
 import type { AppEnv, Ctx } from "./context.ts";
-import { aal2, admin, type Guard, jwt, linking, user } from "./guards.ts";
+import { aal2, admin, type Guard, jwt, linking, notAnonymous, user } from "./guards.ts";
 import {
   adminCreateUser,
   adminDeleteUser,
@@ -114,10 +115,10 @@ export const ROUTES: readonly Route[] = [
   ["GET",    "/user/identities/authorize/continue",   [],                                         continueLink],
   ["DELETE", "/user/identities/:identity_id",         [user, linking],                            unlink],
 
-  ["POST",   "/factors",                              [user],                                     enrollFactor],
-  ["POST",   "/factors/:factor_id/challenge",         [user],                                     challengeFactor],
-  ["POST",   "/factors/:factor_id/verify",            [user],                                     verifyFactor],
-  ["DELETE", "/factors/:factor_id",                   [user],                                     unenrollFactor],
+  ["POST",   "/factors",                              [user, notAnonymous],                       enrollFactor],
+  ["POST",   "/factors/:factor_id/challenge",         [user, notAnonymous],                       challengeFactor],
+  ["POST",   "/factors/:factor_id/verify",            [user, notAnonymous],                       verifyFactor],
+  ["DELETE", "/factors/:factor_id",                   [user, notAnonymous],                       unenrollFactor],
 
   ["GET",    "/admin/audit",                          [admin],                                    auditLog],
   ["GET",    "/admin/users",                          [admin],                                    adminListUsers],
