@@ -10,8 +10,8 @@
  *   email_change → email_change_new, email_change_current.
  *
  * With MAILER_SECURE_EMAIL_CHANGE_ENABLED both addresses confirm a change:
- * the first verified link answers "partial" (no session), the second
- * completes it.
+ * a link of one side answers "partial" (no session) until the other side's
+ * completes it (auth/email_change.ts).
  */
 import { AuthError, invalid, uniqueViolationAnswer } from "../auth/errors.ts";
 import { checkPassword } from "../auth/pwned.ts";
@@ -24,6 +24,7 @@ import {
 } from "../auth/confirm.ts";
 import type { UserRow } from "../auth/users.ts";
 import { normalizeEmail } from "../auth/users.ts";
+import { BOTH_CONFIRMED, sideOf } from "../auth/email_change.ts";
 import type { Services } from "../services.ts";
 
 /** The e-mail verification types of /verify. */
@@ -183,13 +184,12 @@ async function applyEmailChange(
   if (!newEmail) throw otpInvalid();
   const expected = token.token_type === "email_change_new" ? newEmail : user.email;
   if (token.relates_to !== expected) throw otpInvalid();
-  const needsBoth = s.config.mailer.secureEmailChangeEnabled && !!user.email &&
-    user.email_change_confirm_status === 0;
-  if (needsBoth) {
-    // Counted in one statement: when both links are opened at once, exactly
-    // one of them sees 1 (partial) and the other 2 (completes the change).
-    const n = await s.users.countEmailChangeConfirmation(user.id);
-    if (n === 1) {
+  if (s.config.mailer.secureEmailChangeEnabled && user.email) {
+    // Both sides confirm, each recorded as its own bit in one statement: a second link of
+    // the same side is no stand-in for the other, and of two links opened at once exactly
+    // one completes the change (auth/email_change.ts).
+    const record = await s.users.confirmEmailChangeSide(user.id, sideOf(token.token_type));
+    if (record !== BOTH_CONFIRMED) {
       const updated = await s.users.findById(user.id) ?? user;
       return { user: updated, token, type: "email_change", partial: true };
     }
