@@ -141,9 +141,10 @@ export async function verifyEmailToken(
   const confirmed = user;
   user = await confirmAddressNow(s, confirmed, {
     channels: ["email"],
-    signup: token.token_type === "confirmation" || token.token_type === "invite"
-      ? signupClaimOf(token.data)
-      : null,
+    // The mail of the request that created the account carries its sign-up's claim: a
+    // confirmation or invite, or the magic link /otp sends a new user on an autoconfirm
+    // server (so its `data` survives, as in GoTrue).
+    signup: signupClaimOf(token.data),
     password,
     now,
   });
