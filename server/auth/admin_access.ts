@@ -46,11 +46,6 @@ export interface AdminAccessDeps {
   mfa: Pick<Mfa, "hasVerifiedFactor">;
 }
 
-/** An admin token bound to a session, refused (GoTrue's statuses: situation `admin_token`). */
-function refused(code: "bad_jwt" | "user_not_found" | "session_expired", message: string) {
-  return new AuthError(code, message, { situation: "admin_token" });
-}
-
 /**
  * The verified claims of `token` when it may act as an admin (see the
  * module's comment).
@@ -68,10 +63,16 @@ export async function adminClaims(s: AdminAccessDeps, token: string): Promise<Ac
   const sid = typeof claims.session_id === "string" ? claims.session_id : "";
   if (!sid || sid === NIL_UUID) return claims;
   if (!isUuid(claims.sub)) {
-    throw refused("bad_jwt", "invalid claim: sub claim must be a UUID");
+    throw new AuthError("bad_jwt", "invalid claim: sub claim must be a UUID", {
+      situation: "admin_token",
+    });
   }
   const user = await s.users.findById(claims.sub);
-  if (!user) throw refused("user_not_found", "User from sub claim in JWT does not exist");
+  if (!user) {
+    throw new AuthError("user_not_found", "User from sub claim in JWT does not exist", {
+      situation: "admin_token",
+    });
+  }
   const now = s.clock.now();
   if (isBanned(user, now)) throw bannedError();
   const session = isUuid(sid) ? await s.sessions.findSession(sid) : null;
@@ -79,7 +80,9 @@ export async function adminClaims(s: AdminAccessDeps, token: string): Promise<Ac
     throw new AuthError("session_not_found", "Session from session_id claim in JWT does not exist");
   }
   if (sessionValidity(s.config.sessions, session, now) !== "valid") {
-    throw refused("session_expired", "Session is no longer valid");
+    throw new AuthError("session_expired", "Session is no longer valid", {
+      situation: "admin_token",
+    });
   }
   if (session.aal !== "aal2" && await s.mfa.hasVerifiedFactor(user.id)) {
     throw new AuthError("insufficient_aal", ADMIN_AAL2_MESSAGE);
