@@ -150,6 +150,14 @@ export interface Config {
     updatePasswordRequireCurrentPassword: boolean;
     manualLinkingEnabled: boolean;
     /**
+     * An admin's `email_confirm` / `phone_confirm` on an account nobody has
+     * proven is a first confirmation like any other (auth/confirm.ts): only a
+     * password sent with it stays, and the account's other identities,
+     * factors and sessions end. Off (GoTrue's behaviour): the admin vouches
+     * for the address and the account stays as it was signed up.
+     */
+    adminConfirmResetsUnproven: boolean;
+    /**
      * Identity linking only in the PKCE flow (the link made at the code
      * exchange); the implicit flow's link is a 400 (docs/security.md).
      */
@@ -538,6 +546,9 @@ export function readConfig(given: Record<string, string | undefined>): LoadedCon
       ),
       manualLinkingEnabled: r.bool("SECURITY_MANUAL_LINKING_ENABLED", {
         doc: "users may link and unlink identities (/user/identities); off: 404, as GoTrue",
+      }),
+      adminConfirmResetsUnproven: r.bool("SECURITY_ADMIN_CONFIRM_RESETS_UNPROVEN", {
+        doc: "admin email_confirm of an unconfirmed account keeps only a password sent with it",
       }),
       linkIdentityRequirePkce: r.bool("SECURITY_LINK_IDENTITY_REQUIRE_PKCE", {
         doc: "link identities in the PKCE flow only (refuse implicit-flow links)",

@@ -107,12 +107,14 @@ async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams
   // The columns to write over a given state of the user row.
   const build = (u: UserRow) => {
     const fields = adminUpdateFields(u, p, hash, now);
-    // Confirming an unproven account follows the one rule of auth/confirm.ts: what an
-    // admin confirms keeps only the password and metadata sent with the confirmation.
+    // The admin vouches for the address (GoTrue): the account stays as signed up. With
+    // SECURITY_ADMIN_CONFIRM_RESETS_UNPROVEN, confirming an unproven account follows the
+    // one rule of auth/confirm.ts instead: only the password and metadata sent with the
+    // confirmation stay.
     const confirming = (["email", "phone"] as const).filter((ch) =>
       fields[`${ch}_confirmed_at`] !== undefined
     );
-    const plan = confirming.length
+    const plan = confirming.length && s.config.security.adminConfirmResetsUnproven
       ? planConfirmation({
         ...u,
         email: fields.email ?? u.email,

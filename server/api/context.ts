@@ -4,15 +4,13 @@
  * check, and the client IP.
  */
 import type { Context } from "../../deps.ts";
+import { adminClaims } from "../auth/admin_access.ts";
 import type { AccessClaims } from "../auth/jwt.ts";
 import { bannedError, isBanned, type SessionRow } from "../auth/sessions.ts";
 import type { UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { ApiError } from "./errors.ts";
 import { isUuid } from "./input.ts";
-import { sessionValidity } from "../auth/session_limits.ts";
-
-const NIL_UUID = "00000000-0000-0000-0000-000000000000";
 
 /** Hono bindings and variables of this app. */
 export type AppEnv = {
@@ -30,7 +28,7 @@ export type AppEnv = {
     clientIp: string;
     /** Set by the `user` middleware of a route (guards.ts). */
     caller?: Caller;
-    /** Set by the `jwt`, `admin` and `serviceOrAdmin` middleware of a route (guards.ts). */
+    /** Set by the `jwt` and `admin` middleware of a route (guards.ts). */
     claims?: AccessClaims;
   };
 };
@@ -53,9 +51,14 @@ export function bearerToken(c: Ctx): string {
 
 /** The bearer token of an Authorization header, or a 401 no_authorization. */
 export function bearerOf(authorization: string | null | undefined): string {
-  const m = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
-  if (!m) throw new ApiError(401, "no_authorization", "This endpoint requires a Bearer token");
-  return m[1];
+  const token = bearerIn(authorization);
+  if (!token) throw new ApiError(401, "no_authorization", "This endpoint requires a Bearer token");
+  return token;
+}
+
+/** The bearer token of an Authorization header, or null when it has none. */
+export function bearerIn(authorization: string | null | undefined): string | null {
+  return /^bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1] ?? null;
 }
 
 /**
@@ -101,43 +104,11 @@ export async function verifiedClaimsOf(s: Services, token: string): Promise<Acce
 }
 
 /**
- * Verifies the bearer token and that its role claim is an admin role
- * (JWT_ADMIN_ROLES). An admin token bound to a session (a `session_id`
- * claim) opens nothing once that session has ended or is past a session
- * limit (SESSIONS_TIMEBOX, SESSIONS_INACTIVITY_TIMEOUT, the session's
- * not_after): 403 session_not_found / session_expired, as GoTrue's
- * requireAdminCredentials (internal/api/middleware.go) does. Sessionless
- * tokens (service_role) are not affected.
+ * The bearer token's claims when it may act as an admin: the one admin
+ * check of every route that accepts an admin role (auth/admin_access.ts).
  */
 export async function requireAdmin(c: Ctx): Promise<AccessClaims> {
-  const s = c.get("services");
-  const claims = await s.jwt.verify(bearerToken(c));
-  const sid = typeof claims.session_id === "string" ? claims.session_id : "";
-  if (sid && sid !== NIL_UUID) {
-    if (!isUuid(claims.sub)) {
-      throw new ApiError(400, "bad_jwt", "invalid claim: sub claim must be a UUID");
-    }
-    const user = await s.users.findById(claims.sub);
-    if (!user) {
-      throw new ApiError(403, "user_not_found", "User from sub claim in JWT does not exist");
-    }
-    const session = isUuid(sid) ? await s.sessions.findSession(sid) : null;
-    if (!session) {
-      throw new ApiError(
-        403,
-        "session_not_found",
-        "Session from session_id claim in JWT does not exist",
-      );
-    }
-    if (sessionValidity(s.config.sessions, session, s.clock.now()) !== "valid") {
-      throw new ApiError(403, "session_expired", "Session is no longer valid");
-    }
-  }
-  const role = typeof claims.role === "string" ? claims.role : "";
-  if (!s.config.jwt.adminRoles.includes(role)) {
-    throw new ApiError(403, "not_admin", "User not allowed");
-  }
-  return claims;
+  return await adminClaims(c.get("services"), bearerToken(c));
 }
 
 /** The caller the route's `user` middleware loaded (routes.ts). */
@@ -147,7 +118,7 @@ export function callerOf(c: Ctx): Caller {
   return caller;
 }
 
-/** The verified claims the route's `jwt`, `admin` or `serviceOrAdmin` middleware read. */
+/** The verified claims the route's `jwt` or `admin` middleware read. */
 export function claimsOf(c: Ctx): AccessClaims {
   const claims = c.get("claims");
   if (!claims) throw new Error(`${c.req.method} ${c.req.path}: the route has no token middleware`);

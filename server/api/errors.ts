@@ -108,6 +108,8 @@ export const SITUATION_STATUS: Readonly<Record<Situation, Partial<Record<ErrorCo
   upstream_timeout: { sms_send_failed: 422 },
   // GoTrue's answer to an MFA attempt the mfa_verification_attempt hook rejected.
   hook: { mfa_verification_rejected: 403 },
+  admin_token: { session_expired: 403, user_not_found: 403, bad_jwt: 400 },
+  aal_gate: { insufficient_aal: 401 },
 };
 
 /**
@@ -120,7 +122,6 @@ export const ROUTE_STATUS: readonly { code: ErrorCode; status: number; where: st
   { code: "validation_failed", status: 404, where: "GET /authorize: unknown provider" },
   { code: "email_provider_disabled", status: 400, where: "POST /resend" },
   { code: "phone_provider_disabled", status: 400, where: "phone sign-in routes (api/phone.ts)" },
-  { code: "insufficient_aal", status: 401, where: "routes requiring aal2 (api/aal.ts)" },
   {
     code: "insufficient_aal",
     status: 422,
@@ -129,11 +130,10 @@ export const ROUTE_STATUS: readonly { code: ErrorCode; status: number; where: st
   { code: "user_not_found", status: 403, where: "a token whose user is gone (api/context.ts)" },
   { code: "user_already_exists", status: 400, where: "POST /signup, a repeated sign-up" },
   {
-    code: "session_expired",
+    code: "no_authorization",
     status: 403,
-    where: "an admin token whose session is past a limit (api/context.ts)",
+    where: "/factors: an anonymous user (GoTrue's requireNotAnonymous)",
   },
-  { code: "bad_jwt", status: 400, where: "an admin token bound to a session, non-UUID sub" },
 ];
 
 /**

@@ -14,6 +14,7 @@
  */
 import type { SignupClaim } from "../auth/confirm.ts";
 import { checkPassword } from "../auth/pwned.ts";
+import { vouchedByAdmin } from "../auth/email_change.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { isUniqueViolation, type UserRow, userToJson } from "../auth/users.ts";
 import { type EmailAction, generateActionLink } from "../mail/flows.ts";
@@ -138,7 +139,7 @@ export async function generateLink(c: Ctx, s: Services): Promise<Response> {
       user = await s.users.update(user.id, {
         email_change: newEmail,
         email_change_sent_at: s.clock.now(),
-        email_change_confirm_status: 1,
+        email_change_confirm_status: vouchedByAdmin(type),
       }) ?? user;
       action = type;
     }

@@ -1,11 +1,14 @@
 /**
  * Who may call a route: the authentication and assurance middleware that
  * routes.ts names per row, as GoTrue's requireAuthentication,
- * requireAdminCredentials and the aal checks of internal/api/user.go. Each
+ * requireAdminCredentials, requireNotAnonymous and the aal checks of
+ * internal/api/user.go. Each
  * puts what it verified into the context, where handlers read it with
- * `callerOf(c)` or `claimsOf(c)` (context.ts).
+ * `callerOf(c)` or `claimsOf(c)` (context.ts). The decisions are the
+ * domain's (auth/admin_access.ts, auth/assurance.ts).
  */
 import type { MiddlewareHandler } from "../../deps.ts";
+import { requireAal2IfMfa, requireLinkingAllowed } from "../auth/assurance.ts";
 import {
   type AppEnv,
   bearerToken,
@@ -17,7 +20,6 @@ import {
 } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { type Body, readBody } from "./input.ts";
-import { requireAal2IfMfa } from "./aal.ts";
 
 /** A middleware of the route table. */
 export type Guard = MiddlewareHandler<AppEnv>;
@@ -42,32 +44,41 @@ export const jwt: Guard = async (c, next) => {
   await next();
 };
 
-/** A bearer token whose `role` is in JWT_ADMIN_ROLES; 403 not_admin otherwise. */
+/**
+ * The one admin check (auth/admin_access.ts) of every route that accepts an
+ * admin role: a role in JWT_ADMIN_ROLES; for a token bound to a session,
+ * that session alive and aal2 once the operator has a verified factor.
+ */
 export const admin: Guard = async (c, next) => {
   c.set("claims", await requireAdmin(c));
   await next();
 };
 
-/** A bearer token with the service role or an admin role (POST /invite); 403 not_admin otherwise. */
-export const serviceOrAdmin: Guard = async (c, next) => {
-  const s = c.get("services");
-  const claims = await s.jwt.verify(bearerToken(c));
-  const role = typeof claims.role === "string" ? claims.role : "";
-  if (role !== "service_role" && !s.config.jwt.adminRoles.includes(role)) {
-    throw new ApiError(403, "not_admin", "User not allowed");
+/**
+ * After `user`: an anonymous user may not manage MFA factors (403
+ * no_authorization, GoTrue's requireNotAnonymous on /factors): an account
+ * nobody can sign in to again has nothing a second factor would protect.
+ */
+export const notAnonymous: Guard = async (c, next) => {
+  if (callerOf(c).user.is_anonymous) {
+    throw new ApiError(
+      403,
+      "no_authorization",
+      "Anonymous user not allowed to perform these actions",
+    );
   }
-  c.set("claims", claims);
   await next();
 };
 
 /**
- * SECURITY_MANUAL_LINKING_ENABLED, else 404 manual_linking_disabled (GoTrue's
- * requireManualLinkingEnabled, after the authentication).
+ * After `user`: linking and unlinking identities need
+ * SECURITY_MANUAL_LINKING_ENABLED (else 404 manual_linking_disabled) and,
+ * once the user has a verified factor, an aal2 session (401
+ * insufficient_aal): the gates every road to a link passes, the id_token
+ * grant's `link_identity` too (auth/assurance.ts).
  */
-export const manualLinking: Guard = async (c, next) => {
-  if (!c.get("services").config.security.manualLinkingEnabled) {
-    throw new ApiError(404, "manual_linking_disabled", "Manual linking is disabled");
-  }
+export const linking: Guard = async (c, next) => {
+  await requireLinkingAllowed(c.get("services"), callerOf(c));
   await next();
 };
 
@@ -83,7 +94,7 @@ export function aal2(
   return async (c, next) => {
     const caller = callerOf(c);
     if (!when || when(caller, await readBody(c))) {
-      await requireAal2IfMfa(c.get("services"), caller, message);
+      await requireAal2IfMfa(c.get("services").mfa, caller, message);
     }
     await next();
   };

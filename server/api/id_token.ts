@@ -3,9 +3,12 @@
  * app's ID token from Apple, Google, Azure, Facebook or Keycloak signs the
  * user in, creates them, or (with `link_identity` and the user's bearer
  * token, checked here since only a link needs one) links the identity to
- * them. Listed in `GRANTS` (token.ts). Verification and mapping live in
+ * them, behind the gates of GET /user/identities/authorize
+ * (SECURITY_MANUAL_LINKING_ENABLED, aal2 once the user has a verified
+ * factor: auth/assurance.ts). Listed in `GRANTS` (token.ts). Verification and mapping live in
  * providers/id_token_grant.ts; the account decision is the redirect flow's.
  */
+import { requireLinkingAllowed } from "../auth/assurance.ts";
 import { linkIdentity } from "../providers/identities.ts";
 import { signInUser } from "../providers/accounts.ts";
 import { verifyGrantIdToken } from "../providers/id_token_grant.ts";
@@ -24,8 +27,10 @@ export async function idTokenGrant(c: Ctx, body: Body, s: Services): Promise<Res
   const issuer = optString(body, "issuer", 512);
   if (!provider && !issuer) throw badRequest("provider (or issuer) is required");
   const link = body.link_identity === true;
-  // The caller first: a link needs a valid session before any provider work.
+  // The caller first: a link needs a valid session, and the gates of every road to a link
+  // (manual linking enabled, aal2 for a user with MFA), before any provider work.
   const caller = link ? await requireUser(c) : null;
+  if (caller) await requireLinkingAllowed(s, caller);
   const verified = await verifyGrantIdToken(s.config, {
     idToken,
     provider,

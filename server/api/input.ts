@@ -6,6 +6,7 @@
 import type { Context } from "../../deps.ts";
 import { normalizeEmail } from "../auth/users.ts";
 import { ApiError, AuthError, badRequest } from "./errors.ts";
+import { isUuid } from "../util/uuid.ts";
 
 /** A parsed JSON object body. */
 export type Body = Record<string, unknown>;
@@ -231,12 +232,7 @@ export function optObject(body: Body, name: string): Record<string, unknown> | u
   return v as Record<string, unknown>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** True for a UUID string. */
-export function isUuid(v: unknown): v is string {
-  return typeof v === "string" && UUID.test(v);
-}
+export { isUuid };
 
 /** A path parameter that must be a UUID (400 naming it otherwise). */
 export function uuidParam(c: Context, name: string): string {

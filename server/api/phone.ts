@@ -21,7 +21,7 @@
 import { userCreated } from "../auth/hooks_install.ts";
 import { confirmAddressNow, isUnproven, signupClaimOf, signupTokenData } from "../auth/confirm.ts";
 import { parsePhone, type PhoneCodeType, SMS_CODE_KIND } from "../auth/phone.ts";
-import type { TokenSet } from "../auth/sessions.ts";
+import { bannedError, isBanned, type TokenSet } from "../auth/sessions.ts";
 import { isUniqueViolation, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
@@ -135,10 +135,13 @@ export async function verifyByPhone(
   const phone = parsePhone(body.phone);
   const token = optString(body, "token", 64) ?? "";
   if (!token) throw badRequest("token is required");
+  // A banned user's code is refused before it is used (auth/phone.ts); a ban that landed
+  // since is refused here, before anything is written.
   const row = await s.sms.verify([type], phone, token);
   let user = await s.users.findById(row.user_id);
   if (!user) throw new ApiError(403, "otp_expired", "Token has expired or is invalid");
   const now = s.clock.now();
+  if (isBanned(user, now)) throw bannedError();
   const ip = clientIp(c);
   if (type === "sms") {
     if (user.phone !== phone) {

@@ -69,8 +69,6 @@ export async function resend(c: Ctx, s: Services): Promise<Response> {
       return c.json({ message_id: messageId });
     }
     await sendEmailChangeMails(s, user, { redirectTo });
-    // Written once the mails went out: a refused resend changes nothing.
-    await s.users.update(user.id, { email_change_confirm_status: 0 });
     return c.json({ message_id: messageId });
   }
   const email = address!;
@@ -113,8 +111,9 @@ export async function resend(c: Ctx, s: Services): Promise<Response> {
     return c.json({ message_id: messageId });
   }
   // GoTrue sends the change mails again for the user (SMTP_MAX_FREQUENCY per user, as
-  // PUT /user); the confirmation status is reset once they went out. With `code_challenge`
-  // the new links continue a PKCE flow (?code=), as GoTrue's resend.
+  // PUT /user); the record of confirmed sides starts again before the new links exist
+  // (sendEmailChangeMails). With `code_challenge` the new links continue a PKCE flow
+  // (?code=), as GoTrue's resend.
   await withFlowState(
     s.db,
     pkce && { ...pkce, userId: user.id, authenticationMethod: "email_change" },
@@ -122,6 +121,5 @@ export async function resend(c: Ctx, s: Services): Promise<Response> {
       await sendEmailChangeMails(s, user!, { redirectTo, flowStateId });
     },
   );
-  await s.users.update(user.id, { email_change_confirm_status: 0 });
   return c.json({ message_id: messageId });
 }

@@ -16,9 +16,14 @@
  * - `user`: a bearer token of an existing user and session; the handler reads
  *   it with `callerOf(c)`. `jwt`: only a verified token (`claimsOf(c)`); GET
  *   /user checks the user and the session in the statement that reads them.
- *   `admin`: a role in JWT_ADMIN_ROLES; `serviceOrAdmin`: that or
- *   service_role (api/guards.ts).
- * - `manualLinking`: SECURITY_MANUAL_LINKING_ENABLED, else 404.
+ *   `admin`: the one admin check of every route that accepts an admin
+ *   role (auth/admin_access.ts): a role in JWT_ADMIN_ROLES, and for a token
+ *   bound to a session, that session alive and aal2 once the operator has a
+ *   verified factor.
+ * - `notAnonymous`: after `user`, not an anonymous user (403 no_authorization).
+ * - `linking`: after `user`, SECURITY_MANUAL_LINKING_ENABLED (else 404) and an
+ *   aal2 session once the user has a verified factor (auth/assurance.ts; the
+ *   id_token grant's `link_identity` passes the same gates).
  * - `aal2(message[, when])`: after `user`, an aal2 session once the user has
  *   a verified MFA factor (401 insufficient_aal).
  *
@@ -32,9 +37,9 @@
 import type { Hono } from "../../deps.ts";
 import type { Services } from "../services.ts";
 import { captcha, limit, limitAnonymous, passwordGrant } from "../security/middleware.ts";
-import { AAL2_IDENTITY_MESSAGE, AAL2_UPDATE_MESSAGE, changesCredentials } from "./aal.ts";
+import { AAL2_UPDATE_MESSAGE, changesCredentials } from "./aal.ts";
 import type { AppEnv, Ctx } from "./context.ts";
-import { aal2, admin, type Guard, jwt, manualLinking, serviceOrAdmin, user } from "./guards.ts";
+import { aal2, admin, type Guard, jwt, linking, notAnonymous, user } from "./guards.ts";
 import {
   adminCreateUser,
   adminDeleteUser,
@@ -100,20 +105,20 @@ export const ROUTES: readonly Route[] = [
   ["POST",   "/magiclink",                            [limit("otp"), captcha()],                  magiclink],
   ["POST",   "/recover",                              [captcha()],                                recover],
   ["POST",   "/resend",                               [captcha()],                                resend],
-  ["POST",   "/invite",                               [serviceOrAdmin],                           invite],
+  ["POST",   "/invite",                               [admin],                                    invite],
 
   ["POST",   "/logout",                               [user],                                     logout],
   ["GET",    "/reauthenticate",                       [user],                                     reauthenticate],
   ["GET",    "/user",                                 [jwt],                                      userProfileResponse],
   ["PUT",    "/user",                                 [user, aal2(AAL2_UPDATE_MESSAGE, changesCredentials)], updateUser],
-  ["GET",    "/user/identities/authorize",            [user, manualLinking, aal2(AAL2_IDENTITY_MESSAGE)], startLink],
+  ["GET",    "/user/identities/authorize",            [user, linking],                            startLink],
   ["GET",    "/user/identities/authorize/continue",   [],                                         continueLink],
-  ["DELETE", "/user/identities/:identity_id",         [user, manualLinking, aal2(AAL2_IDENTITY_MESSAGE)], unlink],
+  ["DELETE", "/user/identities/:identity_id",         [user, linking],                            unlink],
 
-  ["POST",   "/factors",                              [user],                                     enrollFactor],
-  ["POST",   "/factors/:factor_id/challenge",         [user],                                     challengeFactor],
-  ["POST",   "/factors/:factor_id/verify",            [user],                                     verifyFactor],
-  ["DELETE", "/factors/:factor_id",                   [user],                                     unenrollFactor],
+  ["POST",   "/factors",                              [user, notAnonymous],                       enrollFactor],
+  ["POST",   "/factors/:factor_id/challenge",         [user, notAnonymous],                       challengeFactor],
+  ["POST",   "/factors/:factor_id/verify",            [user, notAnonymous],                       verifyFactor],
+  ["DELETE", "/factors/:factor_id",                   [user, notAnonymous],                       unenrollFactor],
 
   ["GET",    "/admin/audit",                          [admin],                                    auditLog],
   ["GET",    "/admin/users",                          [admin],                                    adminListUsers],

@@ -15,8 +15,9 @@
  * POST: `{type, token_hash}` (the link's token), `{type, token, email}` (the
  * code of the mail), or `{type: "sms" | "phone_change", phone, token}` (the
  * phone side, api/phone.ts), validated as GoTrue's VerifyParams.Validate. Answers a token set with
- * `type`; `password` sets the password (required for signup when the user
- * has none).
+ * `type`; `password` sets the first password of a sign-up or an invite
+ * (required for signup when the user has none) and is refused anywhere
+ * else (auth/confirm.ts verifyMaySetPassword).
  */
 import { issueAuthCode } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";

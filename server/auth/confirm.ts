@@ -84,6 +84,27 @@ export function isUnproven(
   return !user.email_confirmed_at && !user.phone_confirmed_at && !user.is_anonymous;
 }
 
+/**
+ * Whether POST /verify of `type` may set the password sent with it on
+ * `user`: only as the first password of an account, on the confirmation of
+ * a sign-up or an invite, where the account has none, or nobody has proven
+ * it yet (the confirmation then keeps no one else's). Anything else (a
+ * recovery, a magic link, a code of `type` email, the account of a proven
+ * owner) would change a password, which is PUT /user's, with its rules: aal2
+ * once the user has a verified factor, the other sessions ended, the
+ * password-changed notice. docs/security.md.
+ */
+export function verifyMaySetPassword(
+  type: string,
+  user: Pick<
+    UserRow,
+    "encrypted_password" | "email_confirmed_at" | "phone_confirmed_at" | "is_anonymous"
+  >,
+): boolean {
+  if (type !== "signup" && type !== "invite") return false;
+  return !user.encrypted_password || isUnproven(user);
+}
+
 /** How an address is being confirmed. */
 export interface Confirmation {
   /** The addresses confirmed. */

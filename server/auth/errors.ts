@@ -96,7 +96,11 @@ export type ErrorCode =
  * - `recipient_refused`: an outside gateway refused the recipient;
  * - `upstream_failed`: an outside service failed or could not be reached;
  * - `upstream_timeout`: an outside service did not answer in time;
- * - `hook`: an auth hook rejected the attempt (auth/hooks.ts).
+ * - `hook`: an auth hook rejected the attempt (auth/hooks.ts);
+ * - `admin_token`: an admin token bound to a session that no longer opens
+ *   the admin routes (auth/admin_access.ts, GoTrue's requireAdminCredentials);
+ * - `aal_gate`: a route that needs an aal2 session once the user has a
+ *   verified MFA factor (auth/assurance.ts, GoTrue's user.go).
  */
 export type Situation =
   | "oauth"
@@ -105,7 +109,9 @@ export type Situation =
   | "recipient_refused"
   | "upstream_failed"
   | "upstream_timeout"
-  | "hook";
+  | "hook"
+  | "admin_token"
+  | "aal_gate";
 
 /** What an AuthError carries besides its code and message. */
 export interface AuthErrorOptions extends ErrorOptions {

@@ -22,13 +22,16 @@
  * HTTP(S) endpoint, POSTed to with Standard Webhooks signatures
  * (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64
  * HMAC-SHA256 of "id.timestamp.body">`). An answer `{"error": {"http_code",
- * "message"}}` fails the request with that status and message.
+ * "message"}}` fails the request with that status and message. A hook that
+ * fails otherwise answers GoTrue's messages ("Error running hook URI: <uri>",
+ * "Failed to reach hook after maximum retries"); what went wrong underneath
+ * (PostgreSQL's text, hosts, addresses) reaches the log only.
  */
 import { AuthError } from "./errors.ts";
 import type { Config } from "../config.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import { HookFunctionStore } from "../store/hook_functions.ts";
-import type { Logger } from "../observe/log.ts";
+import { describeError, type Logger } from "../observe/log.ts";
 import type { HookName, HookSettings } from "./hook_settings.ts";
 
 export { HOOK_NAMES, type HookName } from "./hook_settings.ts";
@@ -160,11 +163,13 @@ export class Hooks {
       if (err) throw err;
       return out;
     } catch (e) {
+      // The cause (PostgreSQL's text, a host or address that did not answer) is for this
+      // log line only; the caller's answer carries GoTrue's message.
       this.log.warn("auth hook failed", {
         hook: name,
         uri: point.uri,
         ms: Math.round(performance.now() - started),
-        error: e instanceof Error ? e.message : String(e),
+        error: describeError(e),
       });
       throw e;
     }
@@ -188,9 +193,13 @@ export class Hooks {
         throw new AuthError(
           "hook_timeout",
           `Failed to reach hook within maximum time of ${this.config.hooks.pgTimeoutSec} seconds`,
+          { cause: e },
         );
       }
-      throw hookFailed(`Error running hook URI: ${point.uri}: ${msg.slice(0, 200)}`);
+      // GoTrue's answer (internal/hooks/v0hooks/manager.go); what PostgreSQL said stays in the log.
+      throw new AuthError("unexpected_failure", `Error running hook URI: ${point.uri}`, {
+        cause: e,
+      });
     }
   }
 
@@ -223,11 +232,12 @@ export class Hooks {
       } catch (e) {
         if (signal.aborted) throw timeout();
         if (attempt < HTTP_ATTEMPTS) continue;
+        // GoTrue's answer (internal/hooks/hookshttp); the host and address that did not
+        // answer stay in the log.
         throw new AuthError(
           "hook_timeout_after_retry",
-          `Failed to reach hook after maximum retries: ${
-            e instanceof Error ? e.message.slice(0, 200) : e
-          }`,
+          "Failed to reach hook after maximum retries",
+          { cause: e },
         );
       }
       if (res.status === 204) {

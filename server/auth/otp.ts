@@ -171,13 +171,18 @@ export class OneTimeTokens {
    * Consumes the token of one of `types` sent to `recipient` whose code is
    * `code`. Every guess counts one attempt on each pending token of that
    * recipient and types it is compared with; a token with `maxAttempts`
-   * attempts is never compared again and is deleted.
+   * attempts is never compared again and is deleted. `beforeConsume` sees
+   * the matching token first and may refuse it (by throwing), which leaves
+   * the token as it was.
    */
   async verifyCode(
     types: readonly string[],
     recipient: string,
     code: string,
-    opts: { maxAttempts?: number } = {},
+    opts: {
+      maxAttempts?: number;
+      beforeConsume?: (row: OneTimeTokenRow) => Promise<void>;
+    } = {},
     q: Queryable = this.db,
   ): Promise<OneTimeTokenRow> {
     const maxAttempts = opts.maxAttempts ?? 5;
@@ -195,6 +200,7 @@ export class OneTimeTokens {
       if (timingSafeEqual(h, r.code_hash ?? "")) match = r;
     }
     if (match) {
+      await opts.beforeConsume?.(match);
       const consumed = await this.#store.consumeById(match.id, q);
       if (consumed) return consumed;
       throw otpInvalid();

@@ -40,6 +40,7 @@ import type { Events } from "./events.ts";
 import type { OneTimeTokenRow, OneTimeTokens } from "./otp.ts";
 import type { SendLimits } from "./send_limits.ts";
 import { normalizePhone, type UserRow, type Users } from "./users.ts";
+import { bannedError, isBanned } from "./sessions.ts";
 
 /** The one-time token types the phone flows use. */
 export type PhoneCodeType = "sms" | "phone_change" | "reauthentication";
@@ -264,7 +265,10 @@ export class SmsService {
 
   /**
    * Consumes the code of one of `types` sent to `phone` (SMS_OTP_MAX_ATTEMPTS
-   * wrong guesses kill it); 403 otp_expired when wrong, used or expired.
+   * wrong guesses kill it); 403 otp_expired when wrong, used or expired. The
+   * code of a banned user is refused (403 user_banned) before it is used up,
+   * so the caller writes nothing for them (GoTrue's verify.go checks the ban
+   * before the code too).
    */
   async verify(
     types: readonly PhoneCodeType[],
@@ -273,6 +277,10 @@ export class SmsService {
   ): Promise<OneTimeTokenRow> {
     return await this.otp.verifyCode(types, phone, code, {
       maxAttempts: this.config.sms.maxAttempts,
+      beforeConsume: async (row) => {
+        const owner = await this.users.findById(row.user_id);
+        if (owner && isBanned(owner, this.clock.now())) throw bannedError();
+      },
     });
   }
 }

@@ -11,9 +11,10 @@
  *      const code = await issueAuthCode(s.db, s.clock, flow.id, user.id);
  * 3. The client exchanges it at `POST /token?grant_type=pkce` with
  *    `auth_code` and `code_verifier`: `exchangeAuthCode(s, authCode, verifier)`
- *    checks the verifier against the challenge in constant time, consumes the
- *    flow (single use), and issues a session; provider tokens stored on the
- *    flow come back as `provider_token` / `provider_refresh_token`.
+ *    checks the verifier against the challenge in constant time, then
+ *    consumes the flow (single use; a wrong verifier leaves it), and issues a
+ *    session; provider tokens stored on the flow come back as
+ *    `provider_token` / `provider_refresh_token`.
  *
  * Only a hash of the auth code is stored. A flow expires FLOW_STATE_TTL_SEC
  * after the code is issued (GoTrue: 5 minutes) and a never-used flow after a
@@ -154,11 +155,23 @@ export async function issueAuthCode(
   return code;
 }
 
+function flowStateNotFound(): AuthError {
+  return new AuthError("flow_state_not_found", "invalid flow state, no valid flow state found");
+}
+
 /**
- * The `pkce` grant: checks `code_verifier` against the flow of `authCode`,
- * consumes the flow and issues a session. A flow that carries a pending
- * identity link links it first (422 identity_already_exists when someone
- * linked that provider account meanwhile); `ip` goes to its audit entry.
+ * The `pkce` grant: checks `code_verifier` against the flow of `authCode`
+ * and only then consumes the flow (single use) and issues a session, as
+ * GoTrue's token.go does: a wrong verifier (400 bad_code_verifier), an
+ * expired code or a banned user leave the flow as it was, so whoever sees
+ * the code in a URL cannot cancel the sign-in of the browser that holds the
+ * verifier. Attempts are bounded by the code's life (FLOW_STATE_TTL_SEC),
+ * the per-client limit of POST /token and the verifier itself (at least 43
+ * characters a client draws at random, RFC 7636 section 4.1): no count of
+ * wrong attempts kills the flow, which would give that cancel back. A flow
+ * that carries a pending identity link links it first (422
+ * identity_already_exists when someone linked that provider account
+ * meanwhile); `ip` goes to its audit entry.
  */
 export async function exchangeAuthCode(
   s: Services,
@@ -168,15 +181,12 @@ export async function exchangeAuthCode(
 ): Promise<TokenSet> {
   if (!authCode) throw invalid("auth_code is required", "oauth");
   if (!codeVerifier) throw invalid("code_verifier is required", "oauth");
-  if (authCode.length > 200 || codeVerifier.length > 200) {
-    throw new AuthError("flow_state_not_found", "invalid flow state, no valid flow state found");
-  }
+  if (authCode.length > 200 || codeVerifier.length > 200) throw flowStateNotFound();
   const db = s.db;
   await pruneOccasionally(s);
-  const flow = await flows(db).consumeByCodeHash(sha256Hex(authCode));
-  if (!flow || !flow.user_id || !flow.auth_code_issued_at) {
-    throw new AuthError("flow_state_not_found", "invalid flow state, no valid flow state found");
-  }
+  const codeHash = sha256Hex(authCode);
+  const flow = await flows(db).findByCodeHash(codeHash);
+  if (!flow || !flow.user_id || !flow.auth_code_issued_at) throw flowStateNotFound();
   const now = s.clock.now().getTime();
   if (now - new Date(flow.auth_code_issued_at).getTime() > FLOW_STATE_TTL_SEC * 1000) {
     // GoTrue's answer (token.go PKCE grant), 422 in STATUS
@@ -196,6 +206,9 @@ export async function exchangeAuthCode(
   if (user.banned_until && new Date(user.banned_until).getTime() > now) {
     throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
   }
+  // Every check passed: only now is the code used up, once (a concurrent exchange that
+  // used it first leaves nothing here).
+  if (!await flows(db).consume(flow.id, codeHash)) throw flowStateNotFound();
   const link = flow.link_identity as PendingLink | null;
   if (link) {
     // The verifier matched: this is the browser that started linking. Only now is the

@@ -191,12 +191,9 @@ export class Users {
     return this.#users.lockProfile(userId, q);
   }
 
-  /**
-   * Counts one confirmation of a secure e-mail change, in one statement: when
-   * both links are opened at once, exactly one of them sees 1 and the other 2.
-   */
-  countEmailChangeConfirmation(userId: string): Promise<number | null> {
-    return this.#users.countEmailChangeConfirmation(userId);
+  /** Records one side of a secure e-mail change, in one statement (auth/email_change.ts). */
+  confirmEmailChangeSide(userId: string, side: number): Promise<number | null> {
+    return this.#users.confirmEmailChangeSide(userId, side);
   }
 
   /**

@@ -251,7 +251,9 @@ export function emailChangeLimitKey(userId: string): string {
  * The e-mail change mails of a user with a pending change (PUT /user, POST
  * /resend): to the new address, and to the current one too with secure
  * change. SMTP_MAX_FREQUENCY counts per user (`emailChangeLimitKey`), checked
- * before anything is sent; returns the user with email_change_sent_at stamped.
+ * before anything is sent; then the record of confirmed sides starts again,
+ * before the new links exist. Returns the user with email_change_sent_at
+ * stamped.
  */
 export async function sendEmailChangeMails(
   s: Services,
@@ -265,6 +267,9 @@ export async function sendEmailChangeMails(
     kind: "email_change",
     intervalSec: s.config.smtp.maxFrequency,
   });
+  // New links start the record of confirmed sides again (auth/email_change.ts), before
+  // the first of them can be used.
+  await s.users.update(user.id, { email_change_confirm_status: 0 });
   const sent = await sendActionMail(s, user, "email_change_new", { ...opts, limitKey });
   if (!s.config.mailer.secureEmailChangeEnabled || !user.email) return sent;
   // One request, two mails: the interval was counted by the first.

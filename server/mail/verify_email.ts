@@ -10,15 +10,21 @@
  *   email_change → email_change_new, email_change_current.
  *
  * With MAILER_SECURE_EMAIL_CHANGE_ENABLED both addresses confirm a change:
- * the first verified link answers "partial" (no session), the second
- * completes it.
+ * a link of one side answers "partial" (no session) until the other side's
+ * completes it (auth/email_change.ts).
  */
 import { AuthError, invalid, uniqueViolationAnswer } from "../auth/errors.ts";
 import { checkPassword } from "../auth/pwned.ts";
 import { type OneTimeTokenRow, otpInvalid } from "../auth/otp.ts";
-import { confirmAddressNow, isUnproven, signupClaimOf } from "../auth/confirm.ts";
+import {
+  confirmAddressNow,
+  isUnproven,
+  signupClaimOf,
+  verifyMaySetPassword,
+} from "../auth/confirm.ts";
 import type { UserRow } from "../auth/users.ts";
 import { normalizeEmail } from "../auth/users.ts";
+import { BOTH_CONFIRMED, sideOf } from "../auth/email_change.ts";
 import type { Services } from "../services.ts";
 
 /** The e-mail verification types of /verify. */
@@ -79,11 +85,20 @@ async function findTokenOwner(
   return userId ? await s.users.findById(userId) : null;
 }
 
+/** 422: a password on /verify where it would change one (auth/confirm.ts verifyMaySetPassword). */
+function passwordNotHere(): AuthError {
+  return invalid(
+    "password can be set on verify only as the first password of a sign-up or an invite; change a password with PUT /user",
+  );
+}
+
 /**
- * Consumes the token and applies it. `password` sets the password on signup
- * and invite verification; with `passwordRequired` (POST /verify) it must be
- * given for signup when the user has none (GoTrue's verify.go). A link opened in a
- * browser (GET) cannot carry one and confirms a password-less user as is.
+ * Consumes the token and applies it. `password` sets the first password on
+ * signup and invite verification, and is refused anywhere else
+ * (verifyMaySetPassword); with `passwordRequired` (POST /verify) it must be
+ * given for signup when the user has none (GoTrue's verify.go). A link
+ * opened in a browser (GET) cannot carry one and confirms a password-less
+ * user as is.
  */
 export async function verifyEmailToken(
   s: Services,
@@ -93,10 +108,12 @@ export async function verifyEmailToken(
 ): Promise<EmailVerified> {
   const owner = await findTokenOwner(s, type, cred);
   if (!owner) throw otpInvalid();
-  const setsPassword = type === "signup" || type === "invite" ||
-    (type === "email" && opts.password !== undefined);
-  if (setsPassword && opts.password !== undefined && opts.password !== "") {
-    await checkPassword(s, opts.password);
+  // A password only where it is the account's first (auth/confirm.ts), checked before the
+  // token is used, so the request can be sent again without it.
+  const setsPassword = opts.password !== undefined && opts.password !== "";
+  if (setsPassword) {
+    if (!verifyMaySetPassword(type, owner)) throw passwordNotHere();
+    await checkPassword(s, opts.password!);
   } else if (type === "signup" && opts.passwordRequired && !owner.encrypted_password) {
     throw invalid("password is required to confirm a sign-up without a password");
   }
@@ -119,15 +136,15 @@ export async function verifyEmailToken(
 
   // The one rule of auth/confirm.ts: confirming an unproven account keeps only what the
   // confirming person set (this request's password, or the sign-up this token belongs to).
-  const password = setsPassword && opts.password
-    ? await s.passwords.hash(opts.password)
-    : undefined;
+  if (setsPassword && !verifyMaySetPassword(type, user)) throw passwordNotHere();
+  const password = setsPassword ? await s.passwords.hash(opts.password!) : undefined;
   const confirmed = user;
   user = await confirmAddressNow(s, confirmed, {
     channels: ["email"],
-    signup: token.token_type === "confirmation" || token.token_type === "invite"
-      ? signupClaimOf(token.data)
-      : null,
+    // The mail of the request that created the account carries its sign-up's claim: a
+    // confirmation or invite, or the magic link /otp sends a new user on an autoconfirm
+    // server (so its `data` survives, as in GoTrue).
+    signup: signupClaimOf(token.data),
     password,
     now,
   });
@@ -168,13 +185,12 @@ async function applyEmailChange(
   if (!newEmail) throw otpInvalid();
   const expected = token.token_type === "email_change_new" ? newEmail : user.email;
   if (token.relates_to !== expected) throw otpInvalid();
-  const needsBoth = s.config.mailer.secureEmailChangeEnabled && !!user.email &&
-    user.email_change_confirm_status === 0;
-  if (needsBoth) {
-    // Counted in one statement: when both links are opened at once, exactly
-    // one of them sees 1 (partial) and the other 2 (completes the change).
-    const n = await s.users.countEmailChangeConfirmation(user.id);
-    if (n === 1) {
+  if (s.config.mailer.secureEmailChangeEnabled && user.email) {
+    // Both sides confirm, each recorded as its own bit in one statement: a second link of
+    // the same side is no stand-in for the other, and of two links opened at once exactly
+    // one completes the change (auth/email_change.ts).
+    const record = await s.users.confirmEmailChangeSide(user.id, sideOf(token.token_type));
+    if (record !== BOTH_CONFIRMED) {
       const updated = await s.users.findById(user.id) ?? user;
       return { user: updated, token, type: "email_change", partial: true };
     }

@@ -4,12 +4,13 @@
  * in the order they run, limits first, as GoTrue's api.go does.
  *
  * Hono keeps the body it read, so reading it here and again in the handler
- * works (tested). A caller with an admin bearer token skips the captcha, as in
- * GoTrue.
+ * works (tested). A caller whose bearer token passes the admin check skips the
+ * captcha, as in GoTrue.
  */
 import type { MiddlewareHandler } from "../../deps.ts";
-import type { AppEnv, Ctx } from "../api/context.ts";
+import { type AppEnv, bearerIn, type Ctx } from "../api/context.ts";
 import { type Body, readBody } from "../api/input.ts";
+import { isAdminToken } from "../auth/admin_access.ts";
 import type { Services } from "../services.ts";
 import { captchaTokenOf, verifyCaptcha } from "./captcha.ts";
 import { type LimitName, overRequestRateLimit } from "./rate_limit.ts";
@@ -89,13 +90,13 @@ export async function passwordGrant(c: Ctx): Promise<boolean> {
   return (await readBody(c)).grant_type === "password";
 }
 
+/**
+ * Whether the caller's bearer token passes the one admin check
+ * (auth/admin_access.ts): the same token that opens the admin routes skips
+ * the captcha, and one they refuse (an ended session, an operator's aal1
+ * sign-in) does not.
+ */
 async function callerIsAdmin(c: Ctx, s: Services): Promise<boolean> {
-  const m = /^bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
-  if (!m) return false;
-  try {
-    const claims = await s.jwt.verify(m[1]);
-    return typeof claims.role === "string" && s.config.jwt.adminRoles.includes(claims.role);
-  } catch {
-    return false;
-  }
+  const token = bearerIn(c.req.header("authorization"));
+  return token ? await isAdminToken(s, token) : false;
 }

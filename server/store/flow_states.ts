@@ -89,13 +89,25 @@ export class FlowStateStore {
     return rows.length > 0;
   }
 
-  /** Deletes and returns the flow whose auth code hash is `codeHash` (single use). */
-  async consumeByCodeHash(codeHash: string, q: Queryable = this.#db): Promise<FlowStateRow | null> {
+  /** The flow whose auth code hash is `codeHash`, or null. */
+  async findByCodeHash(codeHash: string, q: Queryable = this.#db): Promise<FlowStateRow | null> {
     const [flow] = await q.query<FlowStateRow>(
-      `DELETE FROM ${this.#flows} WHERE auth_code_hash = $1 RETURNING *`,
+      `SELECT * FROM ${this.#flows} WHERE auth_code_hash = $1`,
       [codeHash],
     );
     return flow ?? null;
+  }
+
+  /**
+   * Deletes flow `id` while its auth code hash is still `codeHash`: true for
+   * the one exchange that used it up, false for any other (single use).
+   */
+  async consume(id: string, codeHash: string, q: Queryable = this.#db): Promise<boolean> {
+    const rows = await q.query(
+      `DELETE FROM ${this.#flows} WHERE id = $1 AND auth_code_hash = $2 RETURNING id`,
+      [id, codeHash],
+    );
+    return rows.length > 0;
   }
 
   /** Deletes flows whose code was issued before `codeBefore` or created before `createdBefore`. */

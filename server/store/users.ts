@@ -196,17 +196,19 @@ export class UserStore {
   }
 
   /**
-   * Counts one confirmation of a secure e-mail change in one statement and
-   * returns the count (null when the user is gone).
+   * Records that `side` (a bit, auth/email_change.ts) of a secure e-mail
+   * change confirmed, in one statement, and returns the record (null when
+   * the user is gone).
    */
-  async countEmailChangeConfirmation(
+  async confirmEmailChangeSide(
     userId: string,
+    side: number,
     q: Queryable = this.db,
   ): Promise<number | null> {
     const [row] = await q.query<{ n: number }>(
-      `UPDATE ${this.#t} SET email_change_confirm_status = email_change_confirm_status + 1,
+      `UPDATE ${this.#t} SET email_change_confirm_status = email_change_confirm_status | $2,
          updated_at = now() WHERE id = $1 RETURNING email_change_confirm_status::int AS n`,
-      [userId],
+      [userId, side],
     );
     return row?.n ?? null;
   }

@@ -15,6 +15,8 @@
  *   smtp.mode = "refuse"; // answer 554 to every mail (the server is "down")
  *   smtp.mode = "stall";  // accept the connection, never answer the DATA
  *   smtp.mode = "accept"; // back to normal
+ *   const release = smtp.hold("a@example.com"); // mails to it wait for their SMTP answer...
+ *   release();                                   // ...until released (then received)
  *   smtp.received;        // every parsed mail so far
  *   smtp.count(to);       // how many mails reached `to`
  *   await smtp.close();
@@ -46,6 +48,12 @@ export interface TestSmtp {
   /** Settings that point a test server at this SMTP server. */
   env: Record<string, string>;
   mode: "accept" | "refuse" | "stall";
+  /**
+   * Holds mails to `to`: the server's send of such a mail waits for its SMTP
+   * answer (a slow relay) until the returned function is called; only then
+   * is the mail received.
+   */
+  hold(to: string): () => void;
   received: ReceivedMail[];
   count(to: string): number;
   waitForMail(
@@ -67,6 +75,7 @@ export async function startSmtp(
   const taken = new Set<ReceivedMail>();
   const waiters = new Set<() => void>();
   const stalled: (() => void)[] = [];
+  const held = new Map<string, (() => void)[]>();
   const state = { mode: "accept" as TestSmtp["mode"] };
 
   const auth = opts.auth;
@@ -103,19 +112,24 @@ export async function startSmtp(
           .map((x) => x[0].replace(/[.,;:!?)]+$/, ""));
         const toList = ([] as Any[]).concat(m.to ?? []).flatMap((a: Any) => a.value ?? [])
           .map((a: Any) => String(a.address).toLowerCase());
-        received.push({
-          from: String(m.from?.text ?? ""),
-          to: toList,
-          subject: String(m.subject ?? ""),
-          text,
-          html: typeof m.html === "string" ? m.html : "",
-          links,
-          link: links.find((l) => /[?&]token=/.test(l)) ?? links[0] ?? "",
-          code: mailCode(text),
-          authUser: typeof session?.user === "string" ? session.user : "",
-        });
-        for (const w of waiters) w();
-        callback();
+        const deliver = () => {
+          received.push({
+            from: String(m.from?.text ?? ""),
+            to: toList,
+            subject: String(m.subject ?? ""),
+            text,
+            html: typeof m.html === "string" ? m.html : "",
+            links,
+            link: links.find((l) => /[?&]token=/.test(l)) ?? links[0] ?? "",
+            code: mailCode(text),
+            authUser: typeof session?.user === "string" ? session.user : "",
+          });
+          for (const w of waiters) w();
+          callback();
+        };
+        const waiting = toList.map((t: string) => held.get(t)).find((w: unknown) => w);
+        if (waiting) waiting.push(deliver);
+        else deliver();
       }, (e: Error) => callback(e));
     },
   });
@@ -143,6 +157,15 @@ export async function startSmtp(
     set mode(m) {
       state.mode = m;
       if (m !== "stall") { for (const f of stalled.splice(0)) f(); }
+    },
+    hold(to) {
+      const key = to.toLowerCase();
+      const waiting: (() => void)[] = [];
+      held.set(key, waiting);
+      return () => {
+        held.delete(key);
+        for (const f of waiting.splice(0)) f();
+      };
     },
     received,
     count: (to) => received.filter((m) => m.to.includes(to.toLowerCase())).length,
@@ -174,6 +197,7 @@ export async function startSmtp(
     },
     async close() {
       for (const f of stalled.splice(0)) f();
+      for (const waiting of held.values()) for (const f of waiting.splice(0)) f();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

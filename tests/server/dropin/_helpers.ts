@@ -19,3 +19,22 @@ export async function call(
   const r = await httpCall(srv, method, path, { body, headers });
   return { status: r.status, body: r.body, headers: r.headers };
 }
+
+/**
+ * The settings of provider `p` (google, apple, ...) for native sign-in with
+ * ID tokens of a local issuer at `url` (tests/helpers/id_token_issuer.ts).
+ */
+export function idTokenProviderEnv(
+  p: string,
+  url: string,
+  clientId = "web-client,ios-client",
+): Record<string, string> {
+  const X = `AUTHSVC_EXTERNAL_${p.toUpperCase()}`;
+  return {
+    [`${X}_ENABLED`]: "true",
+    [`${X}_CLIENT_ID`]: clientId,
+    [`${X}_SECRET`]: "unused-by-native-sign-in",
+    [`${X}_REDIRECT_URI`]: "http://localhost:8081/callback",
+    [`${X}_URL`]: url,
+  };
+}

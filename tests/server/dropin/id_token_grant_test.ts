@@ -9,7 +9,13 @@ import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { type LocalIssuer, startLocalIssuer } from "../../helpers/id_token_issuer.ts";
 import { authJsClient } from "../../helpers/auth_js.ts";
-import { bearer, call, email, signUpSession } from "./_helpers.ts";
+import {
+  bearer,
+  call,
+  email,
+  idTokenProviderEnv as providerEnv,
+  signUpSession,
+} from "./_helpers.ts";
 
 /** The user object of a token answer, as far as these tests read it. */
 interface ApiUser {
@@ -24,17 +30,6 @@ interface ApiUser {
 async function sha256Hex(text: string): Promise<string> {
   const d = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return Array.from(new Uint8Array(d), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function providerEnv(p: string, url: string, clientId = "web-client,ios-client") {
-  const X = `AUTHSVC_EXTERNAL_${p.toUpperCase()}`;
-  return {
-    [`${X}_ENABLED`]: "true",
-    [`${X}_CLIENT_ID`]: clientId,
-    [`${X}_SECRET`]: "unused-by-native-sign-in",
-    [`${X}_REDIRECT_URI`]: "http://localhost:8081/callback",
-    [`${X}_URL`]: url,
-  };
 }
 
 async function withIssuer(
@@ -258,7 +253,12 @@ Deno.test("a verified address links to the existing account; an unverified one d
 });
 
 Deno.test("link_identity links the ID token's identity to the signed-in user", async () => {
-  await withIssuer((i) => providerEnv("google", i.url), async (srv, iss) => {
+  // Behind the gates of manual linking (tests/server/security/id_token_link_test.ts).
+  const env = (i: LocalIssuer) => ({
+    ...providerEnv("google", i.url),
+    AUTHSVC_SECURITY_MANUAL_LINKING_ENABLED: "true",
+  });
+  await withIssuer(env, async (srv, iss) => {
     const s = await signUpSession(srv, email("me"));
     const token = await iss.sign(claims(iss.url, { email: email("other"), email_verified: true }));
     const anon = await idTokenGrant(srv, {

@@ -118,3 +118,89 @@ Deno.test("anonymous user confirms an address by its mail (autoconfirm off): no 
     assert.equal(me.body.is_anonymous, false);
   });
 });
+
+// Issue 38, item 8: the secure change needs both addresses, and which one confirmed is
+// recorded; /resend starts the count again before it issues new links.
+Deno.test("secure e-mail change completed from the new address alone: a /resend's second link does not count twice", async () => {
+  await withEmail({ AUTHSVC_SMTP_MAX_FREQUENCY: "0" }, async ({ srv, smtp }) => {
+    // The attacker holds a session of the victim (no mailbox) and moves the account to
+    // an address of their own; the victim's current address must confirm too.
+    const victim = uniqueEmail("victim");
+    const made = await call(srv, "POST", "/admin/users", {
+      body: { email: victim, password: "victim-pw-1", email_confirm: true },
+      token: await srv.serviceRoleToken(),
+    });
+    assert.equal(made.status, 200, made.text);
+    const session = await call(srv, "POST", "/token?grant_type=password", {
+      body: { email: victim, password: "victim-pw-1" },
+    });
+    const token = session.body.access_token as string;
+    const theirs = uniqueEmail("attacker");
+    const change = await call(srv, "PUT", "/user", { body: { email: theirs }, token });
+    assert.equal(change.status, 200, change.text);
+    const first = await smtp.waitForMail(theirs, { subject: "Confirm Email Change" });
+    const newSide = (code: string) =>
+      call(srv, "POST", "/verify", { body: { type: "email_change", email: theirs, token: code } });
+    const partial = await newSide(first.code);
+    assert.equal(partial.status, 200, partial.text);
+    assert.match(String(partial.body.msg), /confirm link sent to the other email/);
+
+    // A /resend whose mail to the current address is slow: the new address's second
+    // link arrives while that mail is still on its way.
+    const release = smtp.hold(victim);
+    const resent = call(srv, "POST", "/resend", { body: { type: "email_change", email: theirs } });
+    const second = await smtp.waitForMail(theirs, { subject: "Confirm Email Change" });
+    const again = await newSide(second.code);
+    release();
+    assert.equal((await resent).status, 200);
+    assert.equal(again.status, 200, again.text);
+    assert.equal(
+      again.body.access_token,
+      undefined,
+      "no session: the current address has not confirmed",
+    );
+    assert.match(String(again.body.msg), /confirm link sent to the other email/);
+    const stored = await call(srv, "GET", `/admin/users/${(made.body.id as string)}`, {
+      token: await srv.serviceRoleToken(),
+    });
+    assert.equal(stored.body.email, victim, "the account keeps the victim's address");
+  });
+});
+
+Deno.test("(fidelity) secure e-mail change: after a /resend both addresses confirm again, as GoTrue resets", async () => {
+  await withEmail({ AUTHSVC_SMTP_MAX_FREQUENCY: "0" }, async ({ srv, smtp }) => {
+    const owner = uniqueEmail("owner");
+    const made = await call(srv, "POST", "/admin/users", {
+      body: { email: owner, password: "owner-pw-1", email_confirm: true },
+      token: await srv.serviceRoleToken(),
+    });
+    const session = await call(srv, "POST", "/token?grant_type=password", {
+      body: { email: owner, password: "owner-pw-1" },
+    });
+    const next = uniqueEmail("next");
+    const token = session.body.access_token as string;
+    assert.equal((await call(srv, "PUT", "/user", { body: { email: next }, token })).status, 200);
+    const verify = (email: string, code: string) =>
+      call(srv, "POST", "/verify", { body: { type: "email_change", email, token: code } });
+    const current = await smtp.waitForMail(owner, { subject: "Confirm Email Change" });
+    await smtp.waitForMail(next, { subject: "Confirm Email Change" });
+    assert.equal((await verify(owner, current.code)).body.access_token, undefined, "partial");
+
+    const resent = await call(srv, "POST", "/resend", {
+      body: { type: "email_change", email: next },
+    });
+    assert.equal(resent.status, 200, resent.text);
+    const newSide = await smtp.waitForMail(next, { subject: "Confirm Email Change" });
+    const currentAgain = await smtp.waitForMail(owner, { subject: "Confirm Email Change" });
+    const one = await verify(next, newSide.code);
+    assert.equal(one.status, 200, one.text);
+    assert.equal(one.body.access_token, undefined, "the current address confirms again");
+    const both = await verify(owner, currentAgain.code);
+    assert.equal(both.status, 200, both.text);
+    assert.ok(both.body.access_token, "both sides since the resend: the change completes");
+    const stored = await call(srv, "GET", `/admin/users/${made.body.id as string}`, {
+      token: await srv.serviceRoleToken(),
+    });
+    assert.equal(stored.body.email, next);
+  });
+});

@@ -165,8 +165,11 @@ Deno.test("pre-account takeover by recovery: a reset link that confirms the addr
   });
 });
 
+// With the stricter rule on (SECURITY_ADMIN_CONFIRM_RESETS_UNPROVEN); by default the admin
+// vouches for the address, as in GoTrue (admin_confirm_test.ts).
 Deno.test("pre-account takeover by admin confirmation: email_confirm keeps only a password the admin sets", async () => {
-  await withEmail(MAIL_ENV, async ({ srv, smtp }) => {
+  const env = { ...MAIL_ENV, AUTHSVC_SECURITY_ADMIN_CONFIRM_RESETS_UNPROVEN: "true" };
+  await withEmail(env, async ({ srv, smtp }) => {
     const email = uniqueEmail("adm");
     const id = await squat(srv, email);
     await smtp.waitForMail(email);
