@@ -1,13 +1,14 @@
 /**
- * Generates docs/settings.md, the table of every setting the server reads,
- * from the same code that reads them (`readConfig(...).docs`), so the table
- * cannot drift from the parser: tests/server/core/settings_doc_test.ts fails
- * when the committed file is out of date.
+ * Generates docs/settings.md, every setting the server reads under one heading
+ * per section (one file of server/config/ each), from the same code that reads
+ * them (`readConfig(...).docs`), so the tables cannot drift from the parser:
+ * tests/server/core/settings_doc_test.ts fails when the committed file is out
+ * of date.
  *
  *   deno run -A scripts/settings_doc.ts          # rewrite docs/settings.md
  *   deno run -A scripts/settings_doc.ts --check  # exit 1 when it is out of date
  */
-import { readConfig } from "../server/config.ts";
+import { readConfig } from "../server/config/mod.ts";
 
 export const SETTINGS_DOC = new URL("../docs/settings.md", import.meta.url);
 
@@ -16,27 +17,6 @@ const REQUIRED_ONLY = {
   AUTHSVC_SITE_URL: "http://localhost:3000",
   AUTHSVC_API_EXTERNAL_URL: "http://localhost:8081",
   AUTHSVC_JWT_SECRET: "a-secret-that-is-long-enough-0123456789",
-};
-
-/** Meanings of settings whose read in config.ts carries no `doc`. */
-const MEANINGS: Record<string, string> = {
-  AUTHSVC_MAILER_URLPATHS_INVITE: "path of the link in the invite mail",
-  AUTHSVC_MAILER_URLPATHS_CONFIRMATION: "path of the link in the confirmation mail",
-  AUTHSVC_MAILER_URLPATHS_RECOVERY: "path of the link in the recovery mail",
-  AUTHSVC_MAILER_URLPATHS_EMAIL_CHANGE: "path of the link in the e-mail change mail",
-  AUTHSVC_SMS_TWILIO_ACCOUNT_SID: "Twilio account SID",
-  AUTHSVC_SMS_TWILIO_AUTH_TOKEN: "Twilio auth token",
-  AUTHSVC_SMS_TWILIO_API_URL: "Twilio API base URL (tests, proxies)",
-  AUTHSVC_SMS_MESSAGEBIRD_ACCESS_KEY: "MessageBird access key",
-  AUTHSVC_SMS_MESSAGEBIRD_ORIGINATOR: "MessageBird sender",
-  AUTHSVC_SMS_MESSAGEBIRD_API_URL: "MessageBird API base URL (tests, proxies)",
-  AUTHSVC_SMS_TEXTLOCAL_API_KEY: "Textlocal API key",
-  AUTHSVC_SMS_TEXTLOCAL_SENDER: "Textlocal sender name",
-  AUTHSVC_SMS_TEXTLOCAL_API_URL: "Textlocal API base URL (tests, proxies)",
-  AUTHSVC_SMS_VONAGE_API_KEY: "Vonage API key",
-  AUTHSVC_SMS_VONAGE_API_SECRET: "Vonage API secret",
-  AUTHSVC_SMS_VONAGE_FROM: "Vonage sender",
-  AUTHSVC_SMS_VONAGE_API_URL: "Vonage API base URL (tests, proxies)",
 };
 
 function cell(text: string): string {
@@ -60,13 +40,18 @@ export async function renderSettingsDoc(): Promise<string> {
   return new TextDecoder().decode(out.stdout);
 }
 
-/** Every setting the server reads, as a Markdown table (unformatted). */
+/** GitHub's heading anchor: lower case, punctuation dropped, spaces as hyphens. */
+function anchor(title: string): string {
+  return title.toLowerCase().replace(/[^a-z0-9 -]/g, "").replaceAll(" ", "-");
+}
+
+/** Every setting the server reads, one Markdown table per section (unformatted). */
 export function rawSettingsDoc(): string {
-  const { docs } = readConfig(REQUIRED_ONLY);
+  const { docs, sections } = readConfig(REQUIRED_ONLY);
   const lines = [
     "# Server settings",
     "",
-    "Generated from `server/config.ts` by `deno run -A scripts/settings_doc.ts`; do not edit by hand.",
+    "Generated from `server/config/` by `deno run -A scripts/settings_doc.ts`; do not edit by hand.",
     "",
     "Settings come from `./.env` (or the file given with `--env-file`) and the process environment;",
     "the environment wins, whatever name either uses. Names are read with the `AUTHSVC_` prefix",
@@ -82,15 +67,26 @@ export function rawSettingsDoc(): string {
     "are set in one place, the `AUTHSVC_` name wins. The start-up log names every GoTrue name used or",
     "overridden.",
     "",
-    "| Variable | Type | Default | Required | Meaning |",
-    "|---|---|---|---|---|",
+    ...sections.map((s) => `- [${s.title}](#${anchor(s.title)})`),
   ];
-  for (const d of docs) {
+  for (const section of sections) {
     lines.push(
-      `| \`${cell(d.name)}\` | ${cell(d.type)} | ${
-        d.default === "" ? "" : `\`${cell(d.default)}\``
-      } | ${d.required ? "yes" : ""} | ${cell(d.doc || MEANINGS[d.name] || "")} |`,
+      "",
+      `## ${section.title}`,
+      "",
+      section.about,
+      "",
+      "| Variable | Type | Default | Required | Meaning |",
+      "|---|---|---|---|---|",
     );
+    for (const d of docs.filter((d) => d.section === section.title)) {
+      if (!d.doc) throw new Error(`${d.name} is read without a doc: give its read a doc`);
+      lines.push(
+        `| \`${cell(d.name)}\` | ${cell(d.type)} | ${
+          d.default === "" ? "" : `\`${cell(d.default)}\``
+        } | ${d.required ? "yes" : ""} | ${cell(d.doc)} |`,
+      );
+    }
   }
   lines.push("");
   return lines.join("\n");

@@ -11,7 +11,7 @@
  * - `token` signs an admin token with the server's key and prints it; it
  *   needs no database.
  */
-import type { Config } from "./config.ts";
+import type { Config } from "./config/mod.ts";
 import { createApp } from "./app.ts";
 import type { GeneratedSecret } from "./jwt_secret.ts";
 import { JwtService } from "./auth/jwt.ts";

@@ -6,7 +6,7 @@
  */
 import { Hono, HTTPException } from "../deps.ts";
 import { bodyLimit } from "hono/body-limit";
-import type { Config } from "./config.ts";
+import type { Config } from "./config/mod.ts";
 import { type Db, DbConflictError, DbTimeoutError, DbUnavailableError, openDb } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
 import { type Clock, systemClock } from "./auth/clock.ts";

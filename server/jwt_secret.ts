@@ -7,7 +7,7 @@
  * process. Several server processes must share one secret: production sets
  * AUTHSVC_JWT_SECRET (or AUTHSVC_JWT_KEYS) explicitly.
  */
-import { ConfigError, DEFAULT_DATA_DIR, MIN_JWT_SECRET_BYTES } from "./config.ts";
+import { ConfigError, DEFAULT_DATA_DIR, MIN_JWT_SECRET_BYTES } from "./config/mod.ts";
 
 /** Name of the kept secret's file inside the data directory. */
 export const JWT_SECRET_FILE = "jwt_secret";

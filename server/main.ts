@@ -6,8 +6,8 @@
  * A start that fails says so in one line (startup.ts) with exit code 1; the
  * stack trace only with LOG_LEVEL=debug.
  */
-import { ConfigError, type LoadedConfig, readConfig, readEnvironment } from "./config.ts";
-import { settingNameWarnings } from "./config_names.ts";
+import { ConfigError, type LoadedConfig, readConfig, readEnvironment } from "./config/mod.ts";
+import { settingNameWarnings } from "./config/names.ts";
 import { ensureJwtSecret, type GeneratedSecret } from "./jwt_secret.ts";
 import { migrate } from "./db/migrate.ts";
 import { type App, createApp, openConfiguredDb } from "./app.ts";

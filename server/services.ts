@@ -5,7 +5,7 @@
  * the clock are passed in, so a test can build a server with any settings and
  * any time.
  */
-import type { Config } from "./config.ts";
+import type { Config } from "./config/mod.ts";
 import type { Db } from "./db/db.ts";
 import type { Clock } from "./auth/clock.ts";
 import { JwtService } from "./auth/jwt.ts";

@@ -2,7 +2,7 @@
  * The body of the admin user endpoints (GoTrue's admin.go): parsed and validated into
  * the user columns it sets. Every problem is a 4xx naming the field.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import { normalizePhone, type UserFields, type UserRow } from "../auth/users.ts";
 import { parseDurationMs } from "../util/duration.ts";
 import { mergeMetadata } from "./user.ts";

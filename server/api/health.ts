@@ -1,5 +1,5 @@
 /** GET /health, GET /settings, GET /.well-known/jwks.json. */
-import { PROVIDERS } from "../config.ts";
+import { PROVIDERS } from "../config/mod.ts";
 import type { Services } from "../services.ts";
 import { DESCRIPTION, NAME, VERSION } from "../version.ts";
 import type { Ctx } from "./context.ts";

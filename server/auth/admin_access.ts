@@ -20,7 +20,7 @@
  *
  * The role is checked first, so a user's ordinary token costs no lookup.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import type { Clock } from "./clock.ts";
 import { AuthError } from "./errors.ts";
 import type { AccessClaims, JwtService } from "./jwt.ts";

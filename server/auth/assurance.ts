@@ -13,7 +13,7 @@
  * second factor. Enrolling and unenrolling factors have their own checks
  * (auth/mfa.ts, api/factors.ts), with GoTrue's statuses.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import { AuthError } from "./errors.ts";
 import type { Mfa } from "./mfa.ts";
 import type { SessionRow } from "./sessions.ts";

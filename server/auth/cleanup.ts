@@ -21,7 +21,7 @@
  *
  * The cutoffs come from the injected clock, so tests age rows by moving it.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import type { Db } from "../db/db.ts";
 import type { Logger } from "../observe/log.ts";
 import { CLEANUP_KINDS, type CleanupKind, CleanupStore } from "../store/cleanup.ts";

@@ -28,13 +28,13 @@
  * (PostgreSQL's text, hosts, addresses) reaches the log only.
  */
 import { AuthError } from "./errors.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import { HookFunctionStore } from "../store/hook_functions.ts";
 import { describeError, type Logger } from "../observe/log.ts";
-import type { HookName, HookSettings } from "./hook_settings.ts";
+import type { HookName, HookSettings } from "../config/hooks.ts";
 
-export { HOOK_NAMES, type HookName } from "./hook_settings.ts";
+export { HOOK_NAMES, type HookName } from "../config/hooks.ts";
 
 /** GoTrue's names of the hooks in `metadata.name`. */
 const METADATA_NAMES: Record<HookName, string> = {

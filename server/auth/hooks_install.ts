@@ -16,7 +16,7 @@ import {
   Hooks,
 } from "./hooks.ts";
 import { type UserRow, userToJson } from "./users.ts";
-import type { MailKind } from "../config.ts";
+import type { MailKind } from "../config/mod.ts";
 
 /** GoTrue's `email_action_type` of each mail. */
 const EMAIL_ACTION_TYPES: Partial<Record<MailKind, string>> = {

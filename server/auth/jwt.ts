@@ -29,7 +29,7 @@ import { Buffer } from "node:buffer";
 import { jose } from "../../deps.ts";
 import { AuthError } from "./errors.ts";
 import { hmacBase64url, hmacBytes, type HmacKey, hmacKey } from "./crypto.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 
 /** Claims of an access token as this server issues them. */
 export interface AccessClaims {

@@ -6,7 +6,7 @@
  * Deleting a factor drops the sessions raised with it back to aal1.
  */
 import { AuthError } from "./errors.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
 import { isoString } from "../util/time.ts";

@@ -15,7 +15,7 @@
  * factor's method first in `amr`.
  */
 import { AuthError } from "./errors.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
 import { hmacBase64url, type HmacKey, hmacKey, timingSafeEqual } from "./crypto.ts";

@@ -5,7 +5,7 @@
  * accepts `$2b$`/`$2y$` bcrypt and argon2 hashes of imported users.
  */
 import { AuthError } from "./errors.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 
 interface Pending {
   resolve: (v: unknown) => void;

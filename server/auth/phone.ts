@@ -29,7 +29,7 @@
  *   const { code } = await s.sms.sendCode({ phone: "15551234567", kind: "mfa_challenge" });
  */
 import { AuthError, invalid } from "./errors.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import type { Db } from "../db/db.ts";
 import type { Logger } from "../observe/log.ts";
 import { renderSmsTemplate, type SmsProvider } from "../sms/mod.ts";

@@ -30,7 +30,7 @@ import type { Services } from "../services.ts";
 import { type FlowStateRow, FlowStateStore } from "../store/flow_states.ts";
 
 export type { FlowStateRow } from "../store/flow_states.ts";
-import type { ProviderName } from "../config.ts";
+import type { ProviderName } from "../config/mod.ts";
 import type { ProviderUser } from "../providers/types.ts";
 import { linkIdentity } from "../providers/identities.ts";
 

@@ -13,7 +13,7 @@
  * `pwned`).
  */
 import { AuthError } from "./errors.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import type { Logger } from "../observe/log.ts";
 import { checkPasswordStrength } from "./passwords.ts";
 

@@ -24,7 +24,7 @@
  *
  *   verifyRedirectTo(config, "https://app.example.com/welcome") // the URL, or SITE_URL
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 
 const FORBIDDEN_SCHEMES = new Set(["javascript:", "data:", "vbscript:", "file:", "blob:"]);
 

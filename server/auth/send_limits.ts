@@ -30,7 +30,7 @@
  *   );
  */
 import { AuthError, type ErrorCode } from "./errors.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
 import { sha256Hex } from "./crypto.ts";

@@ -9,7 +9,7 @@
  *
  * A refused refresh answers 400 `session_expired` with GoTrue's messages.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 
 /** Why a session can no longer be refreshed, or "valid". */
 export type SessionValidity = "valid" | "past_not_after" | "past_timebox" | "timed_out";

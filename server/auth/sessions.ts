@@ -18,7 +18,7 @@
  * nothing), and the transaction then finds the live child and returns it.
  */
 import { AuthError } from "./errors.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import { RefreshTokenStore } from "../store/refresh_tokens.ts";
 import { type AmrEntry, type SessionRow, SessionStore } from "../store/sessions.ts";

@@ -20,7 +20,7 @@
  * which refuses with the same 429 as a real send would and takes about as
  * long as one, so neither status nor timing tells the two apart.
  */
-import type { MailKind } from "../config.ts";
+import type { MailKind } from "../config/mod.ts";
 import { type SignupClaim, signupTokenData } from "../auth/confirm.ts";
 import type { TokenType } from "../auth/otp.ts";
 import type { UserFields, UserRow } from "../auth/users.ts";

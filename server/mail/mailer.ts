@@ -27,7 +27,7 @@
  */
 import type { DevInbox } from "../console/inbox.ts";
 import { AuthError } from "../auth/errors.ts";
-import type { Config, MailKind, NotificationKind } from "../config.ts";
+import type { Config, MailKind, NotificationKind } from "../config/mod.ts";
 import type { Clock } from "../auth/clock.ts";
 import type { Events } from "../auth/events.ts";
 import type { SendLimits } from "../auth/send_limits.ts";

@@ -5,7 +5,7 @@
  * `{{ .NewEmail }}`, `{{ .RedirectTo }}`, `{{ .Data.<key> }}`, ...). Values are
  * HTML-escaped in HTML bodies. Unknown variables render as "".
  */
-import type { MailKind } from "../config.ts";
+import type { MailKind } from "../config/mod.ts";
 import { execute, parseTemplate } from "./go_template.ts";
 
 /** Template variables of a mail (docs/server/email.md; every value optional). */
@@ -116,7 +116,7 @@ const parsed = new Map<string, ReturnType<typeof parseTemplate>>();
 /**
  * Renders a template: `{{ .Name }}` variables (escaped when `html`) and the
  * Go template forms of mail/go_template.ts. Throws TemplateError for anything
- * else; templates are checked when loaded (config.ts, mailer.ts), so a mail
+ * else; templates are checked when loaded (config/mail.ts, mailer.ts), so a mail
  * never carries raw template syntax.
  */
 export function render(template: string, vars: TemplateVars, html: boolean): string {

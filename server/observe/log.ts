@@ -6,7 +6,7 @@
  * second line of defence.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { LogLevel } from "../config.ts";
+import type { LogLevel } from "../config/mod.ts";
 
 /** What is known about the request being handled (see observe/request.ts). */
 export interface RequestStore {

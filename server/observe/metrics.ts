@@ -14,7 +14,7 @@
 import type { Meter } from "../../deps.ts";
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import type { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import type { Events } from "../auth/events.ts";
 import type { Db } from "../db/db.ts";
 import { VERSION } from "../version.ts";

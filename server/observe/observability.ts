@@ -5,7 +5,7 @@
  * `requestObserver` (observe/request.ts) first of all middleware. The
  * OpenTelemetry SDK is loaded only when one of them is enabled.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import type { Db } from "../db/db.ts";
 import type { Events } from "../auth/events.ts";
 import type { Logger } from "./log.ts";

@@ -6,7 +6,7 @@
  */
 import { diag, DiagLogLevel } from "../../deps.ts";
 import { type Resource, resourceFromAttributes } from "@opentelemetry/resources";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import { NAME, VERSION } from "../version.ts";
 import type { Logger } from "./log.ts";
 

@@ -27,7 +27,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import { VERSION } from "../version.ts";
 import { type Logger, requestStore } from "./log.ts";

@@ -13,7 +13,7 @@
  */
 import { userCreated } from "../auth/hooks_install.ts";
 import { AuthError } from "../auth/errors.ts";
-import type { ProviderName } from "../config.ts";
+import type { ProviderName } from "../config/mod.ts";
 import type { Queryable } from "../db/db.ts";
 import { confirmAddress, confirmDepsOf } from "../auth/confirm.ts";
 import { type IdentityRow, isUniqueViolation, type UserRow } from "../auth/users.ts";

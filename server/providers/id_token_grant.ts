@@ -14,7 +14,7 @@
  * redirect flow.
  */
 import { AuthError } from "../auth/errors.ts";
-import type { Config, ProviderConfig, ProviderName } from "../config.ts";
+import type { Config, ProviderConfig, ProviderName } from "../config/mod.ts";
 import { jose } from "../../deps.ts";
 import { verifyIdToken } from "./id_token.ts";
 import { userFromClaims } from "./oidc_claims.ts";

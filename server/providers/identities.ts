@@ -5,7 +5,7 @@
  * the user's address follows the identities that remain.
  */
 import { AuthError } from "../auth/errors.ts";
-import type { ProviderName } from "../config.ts";
+import type { ProviderName } from "../config/mod.ts";
 import { type IdentityRow, isUniqueViolation, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { bannedCheck, candidateEmail, findIdentity, identityData } from "./accounts.ts";

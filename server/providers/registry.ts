@@ -4,7 +4,7 @@
  * the callback (`client.authCode.getToken`, ID-token verification, user info).
  */
 import { type AccessToken, Client, type Logger as ClientLogger, OAuthError } from "../../mod.ts";
-import type { Config, ProviderConfig, ProviderName } from "../config.ts";
+import type { Config, ProviderConfig, ProviderName } from "../config/mod.ts";
 import type { Logger } from "../observe/log.ts";
 import { verifyIdToken } from "./id_token.ts";
 import { PROVIDER_SPECS } from "./specs.ts";

@@ -10,7 +10,7 @@
  * `client.authCode.getToken` and reads the user with `AccessToken.get`.
  */
 import type { AccessToken, AuthScheme, Client } from "../../mod.ts";
-import type { ProviderConfig } from "../config.ts";
+import type { ProviderConfig } from "../config/mod.ts";
 import type { ProviderName } from "./specs.ts";
 
 /** One e-mail address a provider reports for the user. */

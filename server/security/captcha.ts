@@ -10,7 +10,7 @@
  * SECURITY_CAPTCHA_TIMEOUT, answers with an error status or with something
  * that is not its JSON refuses the request.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import { AuthError } from "../auth/errors.ts";
 
 /** The documented siteverify endpoints. */

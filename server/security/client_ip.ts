@@ -2,12 +2,12 @@
  * The client IP used for rate limits, audit entries and logs: the socket's
  * address, or, only with SECURITY_SB_FORWARDED_FOR_ENABLED, the first address
  * of the proxy header that setting names (`Authsvc-Proxy-Forwarded-For`, or
- * GoTrue's `Sb-Forwarded-For` when it was set under GoTrue's name: config.ts
+ * GoTrue's `Sb-Forwarded-For` when it was set under GoTrue's name: config/security.ts
  * `forwardedForHeader`) when it is a valid IPv4 or IPv6 address. The header
  * is trusted only when that setting says so: anybody can send it.
  */
 import { isIP } from "node:net";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 
 /** Strips `[v6]:port`, `v4:port` and zone-less brackets; returns "" when not an IP. */
 export function parseIp(text: string): string {

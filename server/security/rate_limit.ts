@@ -16,7 +16,7 @@
  *   windows' go first, then (more clients than that in one window, e.g. a
  *   RATE_LIMIT_HEADER value made up per request) the oldest window's.
  */
-import type { Config, Rate } from "../config.ts";
+import type { Config, Rate } from "../config/mod.ts";
 import type { Clock } from "../auth/clock.ts";
 import type { Db } from "../db/db.ts";
 import { AuthError } from "../auth/errors.ts";

@@ -5,7 +5,7 @@
  * `id` and `recipients.totalSentCount`; an error: 4xx with
  * `{"errors": [{code, description, parameter}]}`.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import {
   callGateway,
   gatewayFailed,

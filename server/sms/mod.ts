@@ -3,7 +3,7 @@
  * its provider's documented HTTP API at the base URL
  * `AUTHSVC_SMS_<PROVIDER>_API_URL`, with a `SMS_TIMEOUT` limit.
  */
-import type { Config, SmsProviderName } from "../config.ts";
+import type { Config, SmsProviderName } from "../config/mod.ts";
 import { MessagebirdProvider } from "./messagebird.ts";
 import type { SmsProvider } from "./provider.ts";
 import { TextlocalProvider } from "./textlocal.ts";

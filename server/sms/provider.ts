@@ -12,7 +12,7 @@
  * The provider's own message is always in `msg`; no secret ever is.
  */
 import { AuthError, type Situation } from "../auth/errors.ts";
-import type { SmsProviderName } from "../config.ts";
+import type { SmsProviderName } from "../config/mod.ts";
 
 /** One SMS to send. */
 export interface SmsMessage {

@@ -4,7 +4,7 @@
  * body, as Textlocal documents). Every answer is HTTP 200 JSON with `status`
  * "success" or "failure"; failures list `errors: [{code, message}]`.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import {
   callGateway,
   gatewayFailed,

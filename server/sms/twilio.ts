@@ -6,7 +6,7 @@
  * `MessagingServiceSid` (an "MG…" SID). Success: 201 with `sid` and `status`;
  * an error: 4xx/5xx with `{code, message, more_info, status}`.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import {
   basicAuth,
   callGateway,

@@ -5,7 +5,7 @@
  * is HTTP 200 JSON `{"message-count", "messages": [{status, "message-id",
  * "error-text"}]}`: status "0" is success, anything else names the failure.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/mod.ts";
 import {
   callGateway,
   gatewayFailed,

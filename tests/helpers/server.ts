@@ -9,7 +9,7 @@
  *   await srv.close();
  */
 import { type App, createApp } from "../../server/app.ts";
-import { type Config, readConfig } from "../../server/config.ts";
+import { type Config, readConfig } from "../../server/config/mod.ts";
 import { type Db, openDb } from "../../server/db/db.ts";
 import { dropNamespaceObjects } from "./bench_process.ts";
 import type { Clock } from "../../server/auth/clock.ts";

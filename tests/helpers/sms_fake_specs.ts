@@ -4,7 +4,7 @@
  * path, authentication, form fields) and its success and error bodies.
  * @module
  */
-import type { SmsProviderName } from "../../server/config.ts";
+import type { SmsProviderName } from "../../server/config/mod.ts";
 import type { FakeFailure, FakeSms } from "./sms_fakes.ts";
 
 /** The credentials each fake expects (and the server is configured with). */

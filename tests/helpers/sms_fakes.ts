@@ -28,7 +28,7 @@
  * `From`) instead of a messaging service SID ("MG…", sent as
  * `MessagingServiceSid`).
  */
-import type { SmsProviderName } from "../../server/config.ts";
+import type { SmsProviderName } from "../../server/config/mod.ts";
 import { CREDS, digitsOnly, type FakeCtx, HANDLERS } from "./sms_fake_specs.ts";
 
 /** One message the fake accepted. */

@@ -1,6 +1,11 @@
 /** Configuration: .env + environment, prefixes, types, defaults, problems, deprecations. */
 import assert from "node:assert/strict";
-import { ConfigError, loadConfig, readConfig, readEnvironment } from "../../../server/config.ts";
+import {
+  ConfigError,
+  loadConfig,
+  readConfig,
+  readEnvironment,
+} from "../../../server/config/mod.ts";
 
 const MIN = {
   AUTHSVC_SITE_URL: "http://localhost:3000",
@@ -45,7 +50,7 @@ Deno.test("names need the AUTHSVC_ prefix except PORT, DATABASE_URL, LOG_LEVEL, 
   assert.deepEqual(
     problems({ SITE_URL: "http://a.test", API_EXTERNAL_URL: "http://b.test", JWT_SECRET: "x" }),
     // API_EXTERNAL_URL is one of GoTrue's own unprefixed names, read as an alias
-    // (server/gotrue_aliases.ts, issue 23); SITE_URL and JWT_SECRET are not.
+    // (server/config/gotrue_aliases.ts, issue 23); SITE_URL and JWT_SECRET are not.
     [
       "AUTHSVC_SITE_URL: required, expected URL",
       "AUTHSVC_JWT_SECRET: required, expected string",

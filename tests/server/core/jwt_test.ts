@@ -1,7 +1,7 @@
 /** Access-token signing and verification: HS256, key sets, JWKS, and the refusals. */
 import assert from "node:assert/strict";
 import { jose } from "../../../deps.ts";
-import { readConfig } from "../../../server/config.ts";
+import { readConfig } from "../../../server/config/mod.ts";
 import {
   JwtService,
   VERIFIED_MAX,

@@ -5,8 +5,8 @@
  * names GoTrue itself reads without a prefix are read, not warned about.
  */
 import assert from "node:assert/strict";
-import { readConfig } from "../../../server/config.ts";
-import { editDistance, settingNameWarnings } from "../../../server/config_names.ts";
+import { readConfig } from "../../../server/config/mod.ts";
+import { editDistance, settingNameWarnings } from "../../../server/config/names.ts";
 import { BASE_ENV } from "../../helpers/server.ts";
 import { runServerCommand } from "../../helpers/process.ts";
 

@@ -26,7 +26,7 @@ import { startLateProxy } from "../../helpers/fault_proxy.ts";
 import { BASE_ENV, freshNamespace } from "../../helpers/server.ts";
 import { dropNamespaceObjects } from "../../helpers/bench_process.ts";
 import { createApp } from "../../../server/app.ts";
-import { readConfig } from "../../../server/config.ts";
+import { readConfig } from "../../../server/config/mod.ts";
 import { Logger } from "../../../server/observe/log.ts";
 
 const PG_URL = Deno.env.get("DATABASE_URL") ?? "";

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { bcrypt } from "hash-wasm";
 import { createApp } from "../../../server/app.ts";
-import { readConfig } from "../../../server/config.ts";
+import { readConfig } from "../../../server/config/mod.ts";
 import { type Db, openDb, type Queryable } from "../../../server/db/db.ts";
 import { migrate } from "../../../server/db/migrate.ts";
 import { PGLITE_PG_MAJOR } from "../../../server/db/pglite.ts";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { Pool } from "../../../server/db/pg/pool.ts";
 import { parseConnectionString } from "../../../server/db/pg/options.ts";
 import { PgError } from "../../../server/db/pg/errors.ts";
-import { readConfig } from "../../../server/config.ts";
+import { readConfig } from "../../../server/config/mod.ts";
 import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
 import { call, uniqueEmail } from "../../helpers/http.ts";
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
 import { startSmtp } from "../../helpers/smtp.ts";
-import { ConfigError, readConfig } from "../../../server/config.ts";
+import { ConfigError, readConfig } from "../../../server/config/mod.ts";
 import { execute, parseTemplate, templateProblem } from "../../../server/mail/go_template.ts";
 import { call, email } from "./_helpers.ts";
 

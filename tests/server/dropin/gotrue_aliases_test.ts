@@ -3,7 +3,7 @@
  * win when both are set, and the start-up log names each alias used.
  */
 import assert from "node:assert/strict";
-import { ConfigError, readConfig } from "../../../server/config.ts";
+import { ConfigError, readConfig } from "../../../server/config/mod.ts";
 import { startTestServer } from "../../helpers/server.ts";
 import { runServerCommand } from "../../helpers/process.ts";
 import { call, email } from "./_helpers.ts";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { BASE_ENV, startTestServer, type TestServer } from "../../helpers/server.ts";
 import { type HookHandler, type HookServer, startHookServer } from "../../helpers/hook_server.ts";
-import { ConfigError, readConfig } from "../../../server/config.ts";
+import { ConfigError, readConfig } from "../../../server/config/mod.ts";
 import { jose } from "../../../deps.ts";
 import { bearer, call, email, passwordGrant, refreshGrant, signUpSession } from "./_helpers.ts";
 import { signedUp, TestClock, totpAt } from "../mfa/_helpers.ts";

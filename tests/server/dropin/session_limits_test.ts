@@ -5,7 +5,7 @@
  * with timebox, inactivity timeout and single session per user).
  */
 import assert from "node:assert/strict";
-import { ConfigError, readConfig } from "../../../server/config.ts";
+import { ConfigError, readConfig } from "../../../server/config/mod.ts";
 import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
 import { bearer, call, email, passwordGrant, refreshGrant, signUpSession } from "./_helpers.ts";
 

@@ -17,7 +17,7 @@ import { refreshGrant, signUpSession } from "../core/_helpers.ts";
 import { Cleanup } from "../../../server/auth/cleanup.ts";
 import { openDb } from "../../../server/db/db.ts";
 import { migrate } from "../../../server/db/migrate.ts";
-import { readConfig } from "../../../server/config.ts";
+import { readConfig } from "../../../server/config/mod.ts";
 import { Logger } from "../../../server/observe/log.ts";
 
 const H = 3600;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startTestServer } from "../../helpers/server.ts";
 import { parseIp, resolveClientIp } from "../../../server/security/client_ip.ts";
-import { readConfig } from "../../../server/config.ts";
+import { readConfig } from "../../../server/config/mod.ts";
 import { BASE_ENV } from "../../helpers/server.ts";
 import { scratchDb } from "./_helpers.ts";
 import { createApp } from "../../../server/app.ts";

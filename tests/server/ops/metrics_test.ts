@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
-import { readConfig } from "../../../server/config.ts";
+import { readConfig } from "../../../server/config/mod.ts";
 import { createApp } from "../../../server/app.ts";
 import { Logger } from "../../../server/observe/log.ts";
 import { startOtlpCollector } from "../../helpers/otlp_collector.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { BASE_ENV, startTestServer } from "../../helpers/server.ts";
-import { readConfig } from "../../../server/config.ts";
+import { readConfig } from "../../../server/config/mod.ts";
 import { LOCAL_KEYS_MAX } from "../../../server/security/rate_limit.ts";
 import { TestClock } from "./_helpers.ts";
 import { call, uniqueEmail } from "../../helpers/http.ts";

@@ -1,6 +1,6 @@
 /** Shared set-up of the phone tests: an SMS fake, a server pointed at it, a movable clock. */
 import type { Clock } from "../../../server/auth/clock.ts";
-import type { SmsProviderName } from "../../../server/config.ts";
+import type { SmsProviderName } from "../../../server/config/mod.ts";
 import type { GoTrueClient } from "../../helpers/deps.ts";
 import { authJsClient } from "../../helpers/auth_js.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";

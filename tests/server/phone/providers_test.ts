@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readConfig } from "../../../server/config.ts";
+import { readConfig } from "../../../server/config/mod.ts";
 import { createSmsProvider, renderSmsTemplate, SmsSendError } from "../../../server/sms/mod.ts";
 import { statusOf } from "../../../server/api/errors.ts";
 import { BASE_ENV } from "../../helpers/server.ts";

@@ -4,11 +4,11 @@
  * and no environment must not sign with a secret written in the repository; a
  * configured published or short secret stops the start, whether it was
  * published here, in GoTrue's examples, in Supabase's self-hosting example or
- * by the Supabase CLI (server/published_secrets.ts).
+ * by the Supabase CLI (server/config/published_secrets.ts).
  */
 import assert from "node:assert/strict";
 import { jose } from "../../../deps.ts";
-import { ConfigError, PUBLISHED_JWT_SECRETS, readConfig } from "../../../server/config.ts";
+import { ConfigError, PUBLISHED_JWT_SECRETS, readConfig } from "../../../server/config/mod.ts";
 import { BASE_ENV } from "../../helpers/server.ts";
 import { runServerCommand } from "../../helpers/process.ts";
 import { copyEnvExample, runInCheckout, startInCheckout } from "./_checkout.ts";

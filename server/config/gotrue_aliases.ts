@@ -6,7 +6,7 @@
  * names are set, ours wins. Each alias used is reported, for the start-up log.
  *
  * Between a file and the environment, the environment wins whatever name
- * either uses (`settingOf`, config.ts `readEnvironment`): `.env.example`'s
+ * either uses (`settingOf`, mod.ts `readEnvironment`): `.env.example`'s
  * `AUTHSVC_MAILER_AUTOCONFIRM=false` never overrides the operator's
  * `GOTRUE_MAILER_AUTOCONFIRM=true`.
  */
@@ -25,7 +25,7 @@ export const TO_UNPREFIXED: Record<string, string> = {
   GOTRUE_DATABASE_URL: "DATABASE_URL",
 };
 
-/** Names the config reader reads as other names of one setting (config.ts `aliases`). */
+/** Names the config reader reads as other names of one setting (the `aliases` of db.ts and api.ts). */
 const SAME_SETTING: Record<string, string> = {
   AUTHSVC_API_PORT: "PORT",
   AUTHSVC_DB_DATABASE_URL: "DATABASE_URL",

@@ -6,7 +6,13 @@
  * `http://` on the local host, and an HTTP hook needs at least one secret in
  * the Standard Webhooks form `v1,whsec_<base64>` (several split by `|`).
  */
-import type { ConfigReader } from "../config_reader.ts";
+import type { ConfigReader, SectionDoc } from "./reader.ts";
+
+export const HOOKS_SECTION: SectionDoc = {
+  title: "Auth hooks",
+  about:
+    "PostgreSQL functions or HTTPS endpoints called at points of the flows ([hooks.md](hooks.md)).",
+};
 
 /** The hooks, as the settings name them. */
 export const HOOK_NAMES = [

@@ -1,7 +1,7 @@
 /**
  * JWT secrets published in example files, documentation and test set-ups
  * that people copy: whoever knows one can sign `service_role` tokens for a
- * server that uses it. config.ts refuses each of them as JWT_SECRET (and as
+ * server that uses it. jwt.ts refuses each of them as JWT_SECRET (and as
  * a symmetric key of JWT_KEYS) unless JWT_ALLOW_WEAK_SECRET says the server
  * is a development one (docs/security.md).
  *

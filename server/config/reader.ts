@@ -1,13 +1,15 @@
 /**
- * The typed reader behind `config.ts`: every read records the setting (its
- * variable name, type, default and meaning) so docs/settings.md (scripts/settings_doc.ts) is
- * generated from the same code that parses it, and every problem is collected
- * so a bad start prints one line per variable.
+ * The typed reader behind `server/config/`: every read records the setting
+ * (its section, variable name, type, default and meaning) so docs/settings.md
+ * (scripts/settings_doc.ts) is generated from the same code that parses it,
+ * and every problem is collected so a bad start prints one line per variable.
  */
-import { parseDurationMs } from "./util/duration.ts";
+import { parseDurationMs } from "../util/duration.ts";
 
 /** One documented setting. */
 export interface SettingDoc {
+  /** Title of the section it is read in (docs/settings.md's heading). */
+  section: string;
   name: string;
   type: string;
   default: string;
@@ -34,13 +36,34 @@ export interface Rate {
 
 export const PREFIX = "AUTHSVC_";
 
+/** A section of the settings: one file of `server/config/`, one heading of docs/settings.md. */
+export interface SectionDoc {
+  title: string;
+  /** One sentence on what the section's settings govern and where that is described. */
+  about: string;
+}
+
 /** Collects problems and documentation while reading an environment map. */
 export class ConfigReader {
   readonly problems: string[] = [];
   readonly deprecations: string[] = [];
   readonly docs: SettingDoc[] = [];
+  readonly sections: SectionDoc[] = [];
+  #section = "";
 
   constructor(readonly env: Record<string, string | undefined>) {}
+
+  /** Runs `read` with every setting it reads documented under the section `doc`. */
+  section<T>(doc: SectionDoc, read: () => T): T {
+    this.sections.push(doc);
+    const outer = this.#section;
+    this.#section = doc.title;
+    try {
+      return read();
+    } finally {
+      this.#section = outer;
+    }
+  }
 
   /** The full variable name for a spec name. */
   name(specName: string, noPrefix = false): string {
@@ -56,6 +79,7 @@ export class ConfigReader {
     const full = this.name(specName, opts.noPrefix);
     const names = [full, ...(opts.aliases ?? [])];
     this.docs.push({
+      section: this.#section,
       name: names.join(" / "),
       type,
       default: opts.default === undefined ? "" : show(opts.default),
@@ -193,7 +217,14 @@ export class ConfigReader {
   /** Accepts an inherited setting that does nothing here, and notes it as deprecated. */
   deprecated(specName: string, why: string): void {
     const full = this.name(specName);
-    this.docs.push({ name: full, type: "deprecated", default: "", required: false, doc: why });
+    this.docs.push({
+      section: this.#section,
+      name: full,
+      type: "deprecated",
+      default: "",
+      required: false,
+      doc: why,
+    });
     const v = this.env[full];
     if (v !== undefined && v !== "") {
       this.deprecations.push(`${full} is deprecated and ignored: ${why}`);

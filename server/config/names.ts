@@ -8,12 +8,12 @@
  * variable to set instead. The known names are the ones `readConfig` read
  * (its SettingDoc list), so this list cannot drift from the reader.
  */
-import { PREFIX, type SettingDoc } from "./config_reader.ts";
+import { PREFIX, type SettingDoc } from "./reader.ts";
 import { TO_UNPREFIXED, UNPREFIXED } from "./gotrue_aliases.ts";
 
 const GOTRUE = "GOTRUE_";
 
-/** Read outside the typed reader (config.ts reads it to say it is deprecated). */
+/** Read outside the typed reader (jwt.ts reads it to say it is deprecated). */
 const READ_ELSEWHERE = ["AUTHSVC_JWT_ADMIN_GROUP_NAME"];
 
 /** The name without AUTHSVC_ or GOTRUE_. */

@@ -1,0 +1,196 @@
+/**
+ * Mail: the SMTP server, and the mailer (what is sent, with which subjects,
+ * templates and links, and which notifications). Subjects are Go templates
+ * and are checked when the configuration is read (mail/go_template.ts).
+ */
+import { templateProblem } from "../mail/go_template.ts";
+import type { ConfigReader, SectionDoc } from "./reader.ts";
+
+export const MAIL_SECTION: SectionDoc = {
+  title: "Mail",
+  about:
+    "The SMTP server, the mails' subjects, templates and links, and the notification mails ([server/email.md](server/email.md)).",
+};
+
+/** Mail kinds, as `MAILER_SUBJECTS_<KIND>` / `MAILER_TEMPLATES_<KIND>` name them. */
+export const MAIL_KINDS = [
+  "invite",
+  "confirmation",
+  "recovery",
+  "magic_link",
+  "email_change",
+  "reauthentication",
+  "password_changed_notification",
+  "email_changed_notification",
+  "phone_changed_notification",
+  "identity_linked_notification",
+  "identity_unlinked_notification",
+  "mfa_factor_enrolled_notification",
+  "mfa_factor_unenrolled_notification",
+] as const;
+export type MailKind = typeof MAIL_KINDS[number];
+
+const DEFAULT_SUBJECTS: Record<MailKind, string> = {
+  invite: "You have been invited",
+  confirmation: "Confirm Your Signup",
+  recovery: "Reset Your Password",
+  magic_link: "Your Magic Link",
+  email_change: "Confirm Email Change",
+  reauthentication: "Confirm reauthentication",
+  password_changed_notification: "Your password has been changed",
+  email_changed_notification: "Your email address has been changed",
+  phone_changed_notification: "Your phone number has been changed",
+  identity_linked_notification: "A new identity has been linked",
+  identity_unlinked_notification: "An identity has been unlinked",
+  mfa_factor_enrolled_notification: "A new MFA factor has been enrolled",
+  mfa_factor_unenrolled_notification: "An MFA factor has been unenrolled",
+};
+
+export const NOTIFICATIONS = [
+  "password_changed",
+  "email_changed",
+  "phone_changed",
+  "identity_linked",
+  "identity_unlinked",
+  "mfa_factor_enrolled",
+  "mfa_factor_unenrolled",
+] as const;
+export type NotificationKind = typeof NOTIFICATIONS[number];
+
+/** The SMTP server's settings. */
+export interface SmtpConfig {
+  host: string;
+  port: number;
+  user: string;
+  pass: string;
+  adminEmail: string;
+  senderName: string;
+  maxFrequency: number;
+  /** Seconds between magic links / recovery mails to one address. */
+  linkFrequency: number;
+  /** Seconds to connect and to wait for each answer of the mail server. */
+  timeoutSec: number;
+}
+
+/** The mailer's settings. */
+export interface MailerConfig {
+  autoconfirm: boolean;
+  otpExp: number;
+  otpLength: number;
+  secureEmailChangeEnabled: boolean;
+  urlPaths: { invite: string; confirmation: string; recovery: string; emailChange: string };
+  subjects: Record<MailKind, string>;
+  templates: Record<MailKind, string>;
+  notifications: Record<NotificationKind, boolean>;
+  templateTimeoutSec: number;
+  /** Development only: with SMTP_HOST unset, the log line of a mail carries its links. */
+  logLinks: boolean;
+}
+
+/** The mail section's part of `Config`. */
+export interface MailSettings {
+  smtp: SmtpConfig;
+  mailer: MailerConfig;
+}
+
+export function readMail(r: ConfigReader): MailSettings {
+  return { smtp: readSmtp(r), mailer: readMailer(r) };
+}
+
+function readSmtp(r: ConfigReader): SmtpConfig {
+  const adminEmail = r.string("SMTP_ADMIN_EMAIL", {
+    default: "admin@localhost",
+    doc: "From address",
+  });
+  return {
+    host: r.string("SMTP_HOST", { doc: "mail server; unset: mails are logged instead" }),
+    port: r.int("SMTP_PORT", { default: 587, min: 1, max: 65535, doc: "mail server port" }),
+    user: r.string("SMTP_USER", { doc: "SMTP user" }),
+    pass: r.string("SMTP_PASS", { doc: "SMTP password" }),
+    adminEmail,
+    senderName: r.string("SMTP_SENDER_NAME", { doc: "From name (default: SMTP_ADMIN_EMAIL)" }) ||
+      adminEmail,
+    maxFrequency: r.seconds("SMTP_MAX_FREQUENCY", {
+      default: 900,
+      doc: "seconds between mails of one kind to one address",
+    }),
+    linkFrequency: r.seconds("SMTP_LINK_FREQUENCY", {
+      default: 60,
+      doc: "seconds between magic links / recovery mails to one address",
+    }),
+    timeoutSec: r.seconds("SMTP_TIMEOUT", {
+      default: 10,
+      doc: "seconds to connect to and wait for each answer of the mail server",
+    }),
+  };
+}
+
+function readMailer(r: ConfigReader): MailerConfig {
+  const urlPath = (kind: string, what: string) =>
+    r.string(`MAILER_URLPATHS_${kind}`, {
+      default: "/verify",
+      doc: `path of the link in the ${what} mail`,
+    });
+  return {
+    autoconfirm: r.bool("MAILER_AUTOCONFIRM", { doc: "sign-ups need no e-mail confirmation" }),
+    otpExp: r.seconds("MAILER_OTP_EXP", {
+      default: 86400,
+      doc: "validity of an e-mail link or code",
+    }),
+    otpLength: r.int("MAILER_OTP_LENGTH", {
+      default: 6,
+      min: 6,
+      max: 10,
+      doc: "digits of an e-mail code",
+    }),
+    secureEmailChangeEnabled: r.bool("MAILER_SECURE_EMAIL_CHANGE_ENABLED", {
+      default: true,
+      doc: "an e-mail change is confirmed by both addresses",
+    }),
+    urlPaths: {
+      invite: urlPath("INVITE", "invite"),
+      confirmation: urlPath("CONFIRMATION", "confirmation"),
+      recovery: urlPath("RECOVERY", "recovery"),
+      emailChange: urlPath("EMAIL_CHANGE", "e-mail change"),
+    },
+    ...readTexts(r),
+    notifications: readNotifications(r),
+    templateTimeoutSec: r.seconds("MAILER_TEMPLATE_TIMEOUT", {
+      default: 10,
+      doc: "template fetch timeout",
+    }),
+    logLinks: r.bool("MAILER_LOG_LINKS", {
+      doc:
+        "development only: with SMTP_HOST unset, write each mail's links (credentials) to the log",
+    }),
+  };
+}
+
+/** Each mail kind's subject (a Go template, checked here) and HTML template URL. */
+function readTexts(r: ConfigReader): Pick<MailerConfig, "subjects" | "templates"> {
+  const subjects = {} as Record<MailKind, string>;
+  const templates = {} as Record<MailKind, string>;
+  for (const k of MAIL_KINDS) {
+    const KIND = k.toUpperCase();
+    subjects[k] = r.string(`MAILER_SUBJECTS_${KIND}`, {
+      default: DEFAULT_SUBJECTS[k],
+      doc: `subject of the ${k.replaceAll("_", " ")} mail`,
+    });
+    const why = templateProblem(subjects[k]);
+    if (why) r.problem(`${r.name(`MAILER_SUBJECTS_${KIND}`)}: ${why}`);
+    templates[k] = r.string(`MAILER_TEMPLATES_${KIND}`, {
+      doc: `URL of the HTML template of the ${k.replaceAll("_", " ")} mail`,
+    });
+  }
+  return { subjects, templates };
+}
+
+function readNotifications(r: ConfigReader): Record<NotificationKind, boolean> {
+  const notifications = {} as Record<NotificationKind, boolean>;
+  for (const n of NOTIFICATIONS) {
+    notifications[n] = r.bool(`MAILER_NOTIFICATIONS_${n.toUpperCase()}_ENABLED`, {
+      doc: `send the ${n.replaceAll("_", " ")} notification mail`,
+    });
+  }
+  return notifications;
+}
