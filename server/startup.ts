@@ -16,11 +16,13 @@ export class StartError extends Error {
   }
 }
 
+const NO_DATABASE = "create that database, or name an existing one in DATABASE_URL";
+
 /** What to do about a PostgreSQL connection that failed, by its SQLSTATE or client code. */
 const PG_HINTS: [RegExp, string][] = [
   [/^(28P01|28000|AUTH_FAILED)$/, "check the user and password in DATABASE_URL"],
   [/^AUTH_NOT_ALLOWED$/, "check require_auth and the password in DATABASE_URL"],
-  [/^3D000$/, "create that database, or name an existing one in DATABASE_URL"],
+  [/^3D000$/, NO_DATABASE],
   [
     /^(53300|57P03)$/,
     "PostgreSQL takes no more connections now: try again, or lower AUTHSVC_DB_MAX_POOL_SIZE",
@@ -34,6 +36,8 @@ function pgHint(e: PgConnectionError): string {
   for (const [re, hint] of PG_HINTS) {
     if (re.test(String(state ?? "")) || re.test(e.code)) return hint;
   }
+  // PgBouncer passes PostgreSQL's text on but sends its own SQLSTATE (08P01).
+  if (/database "[^"]*" does not exist|no such database/i.test(e.message)) return NO_DATABASE;
   if (/TLS|sslmode|certificate/i.test(e.message)) return "check sslmode in DATABASE_URL";
   return "check the host and port in DATABASE_URL and that PostgreSQL is running there";
 }

@@ -552,6 +552,8 @@ upstream("GoTrueClient.test.ts", import.meta.url, [
   ported(`${SV}saveSession should overwrite the existing session`, async () => {
     const store = memoryLocalStorageAdapter();
     const c = client({ storageKey: "test-storage-key", storage: { ...store } });
+    // One instant for every session built here, so two builds of the same session are equal.
+    const createdAt = new Date().toISOString();
     const session = (n: string) => ({
       access_token: `test-${n}access-token`,
       refresh_token: `test-${n}refresh-token`,
@@ -562,7 +564,7 @@ upstream("GoTrueClient.test.ts", import.meta.url, [
         aud: "test-audience",
         user_metadata: {},
         app_metadata: {},
-        created_at: new Date().toISOString(),
+        created_at: createdAt,
       },
     });
     await internals(c)._saveSession(session(""));
