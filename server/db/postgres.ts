@@ -34,7 +34,7 @@ export interface PostgresOptions {
   statementTimeoutMs?: number;
   /** Unnamed statements only (transaction poolers). */
   unnamedStatements?: boolean;
-  /** Hears of credentials sent in clear to another host (pg/connection.ts). */
+  /** Hears of credentials sent in clear to another host (pg/connect.ts). */
   warn?: (message: string) => void;
 }
 

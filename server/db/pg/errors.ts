@@ -96,3 +96,8 @@ export class PgAbortError extends Error {
     this.code = code;
   }
 }
+
+/** The message of whatever was thrown. */
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -29,7 +29,7 @@ export type AuthMethod = "password" | "md5" | "scram-sha-256" | "gss" | "sspi" |
  * The authentication methods the server may ask for (`require_auth`, libpq's meaning): `methods`
  * are the allowed ones, or with `negated` the forbidden ones. Unset: the default policy,
  * SCRAM-SHA-256 or no authentication anywhere, a clear-text or MD5 password only over a Unix
- * socket or a TLS connection whose certificate was verified (connection.ts).
+ * socket or a TLS connection whose certificate was verified (auth.ts).
  */
 export interface RequireAuth {
   methods: ReadonlySet<AuthMethod>;
@@ -204,4 +204,9 @@ export function parseRequireAuth(value: string | undefined): RequireAuth | null 
 export function isLocalHost(host: string): boolean {
   return host.startsWith("/") || host === "localhost" || /^127\.\d+\.\d+\.\d+$/.test(host) ||
     host === "::1" || host === "[::1]";
+}
+
+/** The server as messages name it: the socket directory, or host:port. */
+export function where(opts: ConnectOptions): string {
+  return opts.host.startsWith("/") ? opts.host : `${opts.host}:${opts.port}`;
 }

@@ -1,91 +1,42 @@
 /**
  * A pool of PostgreSQL connections that pipelines.
  *
- * Single statements (autocommit) issued in the same tick go to the same
- * connection while it takes them, so they leave in one write (one syscall and
- * one wake-up of the backend for the batch instead of one per query;
- * bench/README.md, "Pipelining"). Otherwise a
- * statement goes to the first connection, in opening order, with fewer than
- * `spillAt` queries in flight; only when every connection has that many does
- * the pool open another (up to `shared`), and beyond that it pipelines onto the
- * least busy one. A few connections kept busy answer more queries, with less
- * CPU on both sides, than one connection per query in flight: each statement
- * sent to an idle connection costs a write and a backend wake-up of its own
- * (spreading over idle connections costs PostgreSQL more CPU per query;
- * bench/README.md, "Pipelining"). Transactions and
- * `withConnection` reserve a connection for themselves; the pool opens more,
- * up to `max`, for them.
+ * Single statements (autocommit) issued in the same tick go to the same connection while it
+ * takes them, so they leave in one write (one syscall and one wake-up of the backend for the
+ * batch instead of one per query). Otherwise a statement goes to the first connection, in
+ * opening order, with fewer than `spillAt` queries in flight; only when every connection has
+ * that many does the pool open another (up to `shared`), and beyond that it pipelines onto the
+ * least busy one. A few connections kept busy answer more queries, with less CPU on both sides,
+ * than one connection per query in flight: each statement sent to an idle connection costs a
+ * write and a backend wake-up of its own. Transactions and `withConnection` reserve a
+ * connection for themselves; the pool opens more, up to `max`, for them.
  *
- * A connection whose oldest query has waited longer than `stallMs` (a lock
- * wait, a slow statement) gets no new queries while another can take them,
- * and when none can, the pool opens another connection (up to `max`): one
- * blocked statement never holds up the queries queued behind it for long.
+ * A connection whose oldest query has waited longer than `stallMs` (a lock wait, a slow
+ * statement) gets no new queries while another can take them, and when none can, the pool opens
+ * another connection (up to `max`): one blocked statement never holds up the queries queued
+ * behind it for long.
  *
- * A query may carry a scope (the HTTP request it serves, connection.ts
- * QueryScope): the pool gives up the queries and waits whose deadline has
- * passed, or whose caller has gone after waiting `stallMs` (asked again every
- * `watchMs` from then on), with a PgAbortError. One timer, set for the
- * earliest such moment, does this; when it finds nothing in flight it is not
- * set again until the next query, so an idle pool wakes for none of it. It is
- * not cleared when a query finishes: setting and clearing it for every query
- * cost the event loop more than the wake-ups it saved (bench/README.md). When
- * PostgreSQL is running a query given up, a CancelRequest stops it, and
- * that connection retires (no new queries, closed once idle) so that a late
- * cancel cannot hit a later statement; a statement
- * of another caller cancelled there anyway is run again once (each has its
- * own implicit transaction, rolled back by the cancel).
+ * A query may carry a scope (the HTTP request it serves, inflight.ts QueryScope): the pool gives
+ * up the queries and waits whose deadline has passed, or whose caller has gone after waiting
+ * `stallMs` (asked again every `watchMs` from then on), with a PgAbortError. One timer, set for
+ * the earliest such moment, does this; when it finds nothing in flight it is not set again until
+ * the next query, so an idle pool wakes for none of it. It is not cleared when a query finishes:
+ * setting and clearing a timer for every query costs the event loop more than the wake-ups it
+ * saves. When PostgreSQL is running a query given up, a CancelRequest stops it, and that
+ * connection retires (no new queries, closed once idle) so that a late cancel cannot hit a later
+ * statement; a statement of another caller cancelled there anyway is run again once (each has
+ * its own implicit transaction, rolled back by the cancel).
  *
- * When PostgreSQL cannot be reached, queries fail at once with the
- * connection error (the API answers 503) instead of queueing; a new connect
- * is tried after a short backoff (50 ms doubling to 1 s), so the pool heals
- * within about a second of the database coming back.
+ * When PostgreSQL cannot be reached, queries fail at once with the connection error (the API
+ * answers 503) instead of queueing; a new connect is tried after a short backoff (50 ms doubling
+ * to 1 s), so the pool heals within about a second of the database coming back.
  */
 import { Connection, type QueryScope, type Row } from "./connection.ts";
 import { PgAbortError, PgConnectionError, PgError } from "./errors.ts";
 import type { ConnectOptions } from "./options.ts";
+import { POOL_DEFAULTS, type PoolOptions, type PoolStats } from "./pool_options.ts";
 
-/** Pool settings. */
-export interface PoolOptions {
-  /** Connections at most. */
-  max: number;
-  /** Connections single statements spread over before they are pipelined. */
-  shared: number;
-  /** Queries in flight on one connection at most. */
-  maxPipeline: number;
-  /** A connection with fewer queries in flight than this takes the next statement. */
-  spillAt: number;
-  /** A connection with this many queries in flight takes no more of the current tick's batch. */
-  batchMax: number;
-  /** A connection whose oldest query is older than this takes no new ones while others can. */
-  stallMs: number;
-  /** Idle connections are closed after this long. */
-  idleTimeoutMs: number;
-  /** How often a caller that has waited `stallMs` is asked again whether it has gone. */
-  watchMs: number;
-}
-
-/** Connections by state, for metrics. */
-export interface PoolStats {
-  /** Open, nothing in flight, not reserved. */
-  idle: number;
-  /** Open with queries in flight or reserved (retiring ones included). */
-  used: number;
-  /** Connections at most. */
-  max: number;
-  /** Callers waiting for a connection. */
-  pending: number;
-}
-
-/** Defaults: see PoolOptions. */
-export const POOL_DEFAULTS: Omit<PoolOptions, "max"> = {
-  shared: 4,
-  maxPipeline: 128,
-  spillAt: 16,
-  batchMax: 32,
-  stallMs: 100,
-  idleTimeoutMs: 60_000,
-  watchMs: 50,
-};
+export { POOL_DEFAULTS, type PoolOptions, type PoolStats };
 
 interface Waiter {
   reserve: boolean;

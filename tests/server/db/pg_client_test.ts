@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { Pool } from "../../../server/db/pg/pool.ts";
 import { parseConnectionString } from "../../../server/db/pg/options.ts";
 import { PgConnectionError, PgError } from "../../../server/db/pg/errors.ts";
-import { STATEMENT_CACHE_SIZE } from "../../../server/db/pg/connection.ts";
+import { STATEMENT_CACHE_SIZE } from "../../../server/db/pg/statements.ts";
 import { classifyDbError, DbUnavailableError } from "../../../server/db/db.ts";
 import { clusterUnavailable, startCluster } from "../../helpers/pg_cluster.ts";
 import { freshNamespace } from "../../helpers/server.ts";

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { Connection } from "../../../server/db/pg/connection.ts";
-import { MAX_MESSAGE_BYTES } from "../../../server/db/pg/connection.ts";
+import { MAX_MESSAGE_BYTES } from "../../../server/db/pg/inbox.ts";
 import { MAX_SCRAM_ITERATIONS } from "../../../server/db/pg/auth.ts";
 import { type ConnectOptions, parseConnectionString } from "../../../server/db/pg/options.ts";
 import { PgConnectionError } from "../../../server/db/pg/errors.ts";
