@@ -3,8 +3,11 @@
  * docs/ can be reached from the README by following links, and every
  * relative link of the README and of docs/ names a file that exists, and a
  * heading of it when it names one (`page.md#heading`, GitHub's anchors).
+ * docs/server/api.md lists exactly the routes the server's route table has
+ * (issue 39, item 5).
  */
 import assert from "node:assert/strict";
+import { routeList } from "../server/api/routes.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
@@ -82,4 +85,27 @@ Deno.test("every relative link of the README and docs/ names a file (and heading
     }
   }
   assert.deepEqual(broken, []);
+});
+
+/** The routes of docs/server/api.md's "Every route" table, as "METHOD /path". */
+function documentedRoutes(): string[] {
+  const text = read("docs/server/api.md");
+  const start = text.indexOf("\n## Every route\n");
+  assert.ok(start >= 0, 'docs/server/api.md has a "## Every route" section');
+  const end = text.indexOf("\n## ", start + 1);
+  const section = text.slice(start, end < 0 ? undefined : end);
+  return [...section.matchAll(/^\|\s*`([A-Z]+)`\s*\|\s*`([^`]+)`\s*\|/gm)]
+    .map((m) => `${m[1]} ${m[2]}`);
+}
+
+Deno.test("docs/server/api.md lists every route of the route table, and no other", () => {
+  const table = routeList().map((r) => `${r.method} ${r.path}`);
+  const documented = documentedRoutes();
+  assert.ok(table.length > 30, `the route table has its rows (${table.length})`);
+  const twice = documented.filter((r, i) => documented.indexOf(r) !== i);
+  assert.deepEqual(twice, [], "routes listed twice in docs/server/api.md");
+  const missing = table.filter((r) => !documented.includes(r));
+  assert.deepEqual(missing, [], "routes of server/api/routes.ts missing from docs/server/api.md");
+  const unknown = documented.filter((r) => !table.includes(r));
+  assert.deepEqual(unknown, [], "routes in docs/server/api.md that the route table does not have");
 });

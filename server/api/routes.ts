@@ -146,3 +146,8 @@ export function registerRoutes(app: Hono<AppEnv>): void {
     app.on(method, [path], ...guards, (c) => handler(c, c.get("services")));
   }
 }
+
+/** Every row's method and path, in table order (tests/docs_test.ts holds docs/server/api.md to it). */
+export function routeList(): { method: Method; path: string }[] {
+  return ROUTES.map(([method, path]) => ({ method, path }));
+}
