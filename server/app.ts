@@ -105,10 +105,9 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
   // builds a body stream per request in Deno. A body of declared length (not chunked) is
   // judged by its Content-Length, as bodyLimit judges it, but without reading `body` first:
   // that builds the stream too, and the handler's read of the body then goes through it
-  // (several µs per request; bench/README.md). Chunked bodies are counted by bodyLimit.
+  // (a cost every request with a body would pay). Chunked bodies are counted by bodyLimit.
   // The query check (input.ts) runs after the size check, in the same middleware: one layer of hono's
-  // dispatch and no async frame of its own on every request (bench/README.md, "The request
-  // path").
+  // dispatch and no async frame of its own, where each layer is paid for by every request.
   app.use("*", (c, next) => {
     const m = c.req.method;
     if (m === "GET" || m === "HEAD") {

@@ -86,7 +86,7 @@ export async function auditLog(c: Ctx, s: Services): Promise<Response> {
   const { total, rows } = await s.audit.list({ search, filters, page, perPage });
   const last = Math.max(1, Math.ceil(total / perPage));
   // Built from the parsed parameters only (never by copying the request's query string, which
-  // made a 20 kB query a 40 kB header), so the header stays a few hundred bytes.
+  // would make a 20 kB query a 40 kB header), so the header stays a few hundred bytes.
   const path = new URL(c.req.url).pathname;
   const link = (p: number, rel: string) => {
     // As GoTrue: the request's own parameters with the page set, so per_page only when given.

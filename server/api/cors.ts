@@ -8,8 +8,8 @@
  * request the headers are set BEFORE the handler runs, into the headers the
  * handler's response is built with: setting them afterwards (what hono's
  * middleware does) builds a placeholder Response per request and copies the
- * final one again, a noticeable share of the CPU of `GET /user`
- * (bench/README.md). A handler that returns a Response of its own (a
+ * final one again, a noticeable share of the CPU of a small answer such as
+ * `GET /user`'s. A handler that returns a Response of its own (a
  * redirect, an error answer) gets them added afterwards.
  */
 import { cors } from "hono/cors";

@@ -2,8 +2,8 @@
  * Two requests answered without hono's routing and middleware, because they
  * size a deployment: `POST /token?grant_type=refresh_token`, which every
  * signed-in client sends every hour, and `GET /user`, which applications send
- * on every page load (bench/README.md, "Refresh grant" and "The GET /user
- * lane"). The answers are the route table's, header for header and byte for
+ * on every page load: together most of a busy server's requests, so each step
+ * saved on them counts. The answers are the route table's, header for header and byte for
  * byte (tests/server/core/lanes_test.ts sends the same requests through both),
  * because a lane does the same steps in the same order, with the same
  * functions:

@@ -6,8 +6,8 @@
  * Hashes and HMACs are computed synchronously with node:crypto: a few
  * microseconds each, where WebCrypto's `crypto.subtle` hands every call to a
  * thread pool and answers with a promise, which costs several times the hash
- * itself on the request path (the refresh grant made three such calls;
- * bench/README.md). Text is hashed as UTF-8, the bytes `TextEncoder` gives
+ * itself on the request path (where one request may need several, as the refresh
+ * grant does). Text is hashed as UTF-8, the bytes `TextEncoder` gives
  * (node:crypto's `update(text, "utf8")` writes a lone surrogate as U+FFFD too;
  * tests/server/core/crypto_test.ts compares with WebCrypto).
  */
@@ -78,7 +78,7 @@ export function timingSafeEqual(a: string, b: string): boolean {
 /**
  * An HMAC-SHA256 key (see `hmacKey`): the key's two 64-byte pads, XORed once (RFC 2104), so
  * an HMAC is two SHA-256 hashes. node:crypto's createHmac prepares the key again on every
- * call, which in Deno costs twice the two hashes (bench/README.md).
+ * call, which in Deno costs more than the two hashes themselves.
  */
 export interface HmacKey {
   /** key XOR 0x36 ... */

@@ -14,7 +14,7 @@
  * - HS256 tokens whose header is only `alg`/`typ` (every token this server
  *   signs with JWT_SECRET) are checked synchronously with node:crypto's HMAC,
  *   far cheaper than jose's asynchronous WebCrypto path, which every
- *   authenticated request pays (bench/README.md). Same checks and messages as jose:
+ *   authenticated request would pay. Same checks and messages as jose:
  *   signature, a JSON object payload, numeric exp/nbf/iat, exp in the future,
  *   nbf not in the future, audience when asked.
  * - A token that verified is remembered (up to VERIFIED_MAX tokens, oldest
@@ -173,7 +173,7 @@ export class JwtService {
    * the token jose's SignJWT makes, byte for byte (header `{"alg":"HS256","typ":"JWT"}`, the
    * claims as JSON.stringify writes them, the same TypeError for a non-finite iat/nbf/exp),
    * without its trip through WebCrypto's thread pool and its structuredClone of the claims
-   * (they are JSON values); every token set pays this (bench/README.md).
+   * (they are JSON values), which every token set would pay.
    */
   private signHs256(claims: Record<string, unknown>): string {
     for (const k of ["iat", "nbf", "exp"]) {

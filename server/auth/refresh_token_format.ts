@@ -11,7 +11,7 @@
  * by. With a bare hash every exchange read one random leaf of that index and
  * wrote two (the old row's new version and the child), which on millions of
  * rows are mostly outside the cache and logged whole after each checkpoint
- * (bench/README.md, "Scale"); with the stamp first, new keys go to the
+ * (full-page writes); with the stamp first, new keys go to the
  * right-hand edge and a live token's key sits among the other recent ones.
  * The stamp tells nobody more than the access token issued with it does (its
  * `iat`); the secret is as before.

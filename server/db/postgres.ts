@@ -4,7 +4,7 @@
  * ones. It replaced postgres.js, whose pool under Deno cost more CPU per
  * query than the query itself, grew its idle queue by one slot per query
  * (porsager/postgres#747), and could throw uncaught from a write racing a
- * closed socket (bench/README.md).
+ * closed socket.
  */
 import {
   classifyDbError,

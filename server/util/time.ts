@@ -2,8 +2,8 @@
  * Timestamps in and out of text without V8's general-purpose date code on the
  * hot paths: every user JSON carries up to a dozen of them, and
  * `Date.prototype.toISOString` (formatted through C `snprintf`) and
- * `new Date(text)` cost a noticeable share of the server's CPU on `GET /user`
- * (bench/README.md). Both give exactly what the built-ins give.
+ * `new Date(text)` cost a noticeable share of the server's CPU on `GET /user`.
+ * Both give exactly what the built-ins give.
  */
 
 const pad2 = (n: number) => (n < 10 ? "0" + n : "" + n);

@@ -13,7 +13,7 @@ import * as wire from "./wire.ts";
 
 /**
  * The SCRAM iteration count at most: 24 times PostgreSQL's default (4096, `scram_iterations`),
- * about 40 ms of one core here, computed off the event loop (WebCrypto). A server asking for
+ * computed off the event loop (WebCrypto). A server asking for
  * more is refused (a hostile server would otherwise make each connect cost seconds of CPU).
  */
 export const MAX_SCRAM_ITERATIONS = 100_000;
