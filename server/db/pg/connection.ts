@@ -318,7 +318,7 @@ export class Connection {
         return;
       case 0x52: // R Authentication*
         return this.#auth(start, end);
-      default: // not reached: #process refuses unknown types
+      default: // not reached: Inbox.received refuses unknown types
         this.#fail(badFrame(type, end - start + 4));
     }
   }
