@@ -8,10 +8,9 @@
  * timer per client). The third line's timers, pending for 30 s, slow its
  * neighbours too: with the library and bare fetch alone the ratio reads about
  * 0.01 higher. A fourth line is bare fetch with what the library's timeout
- * puts on every request: the signal of a fresh `AbortController` (no timer).
- * Handing fetch any signal has a price of its own (the request follows it
- * with a dependent signal, weak references the collector must process), so
- * this line shows how much of the library's figure that signal is.
+ * puts on every request: the signal of a fresh `AbortController` (no timer),
+ * which fetch follows with a dependent signal; the library / (bare fetch +
+ * signal) ratio is what the library adds beyond that signal.
  *
  *   deno bench --lock=deno.dev.lock -A bench/client_bench.ts
  *
