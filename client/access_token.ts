@@ -138,7 +138,11 @@ export class AccessToken {
     this.expiresIn = toInteger(source.expires_in ?? source.expires);
     this.expiresLatency = toInteger(source.expires_latency);
     let at = toEpoch(source.expires_at);
-    if (at === undefined && this.expiresIn) at = nowSeconds() + this.expiresIn;
+    if (at === undefined && this.expiresIn) {
+      // From the time the token request was sent: the token was issued after it.
+      const sent = this.#answer?.[0].sent;
+      at = (sent === undefined ? nowSeconds() : Math.floor(sent / 1000)) + this.expiresIn;
+    }
     if (at !== undefined && this.expiresLatency) at -= this.expiresLatency;
     this.expiresAt = at;
     if (format !== undefined && typeof format !== "string") {

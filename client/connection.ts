@@ -159,8 +159,10 @@ export class Connection implements ConnectionBuilder {
     secrets: readonly (string | undefined)[],
     signal?: AbortSignal,
   ): Promise<Answer> {
+    // One clock reading per request: its deadline, and the time a token's expires_in counts from.
+    const sent = Date.now();
     // fetch in flight holds the process open; an adapter or middleware may not (deadline.ts).
-    const pending = this.#deadlines?.start(!!this.#fetch || this.#middlewares.length > 0);
+    const pending = this.#deadlines?.start(!!this.#fetch || this.#middlewares.length > 0, sent);
     const controller = pending?.controller;
     // The caller's abort reaches the request through the deadline's controller (one signal for fetch).
     const forward = controller && signal && (() => controller.abort(signal.reason));
@@ -171,7 +173,7 @@ export class Connection implements ConnectionBuilder {
       const response = await (this.#options.proxy || this.#options.cert || this.#options.caCerts
         ? this.#viaHttpClient(url, init)
         : this.#dispatch(url, init));
-      return { response, text: await response.text() };
+      return { response, text: await response.text(), secrets, sent };
     } catch (cause) {
       // The error classes (and redaction) load when a request fails.
       const { ConnectionError, describeCause } = await import("./error.ts");

@@ -223,7 +223,6 @@ export class Transport {
         const isCredential = (name: string) => this.#isCredentialHeader(name, opts);
         if (!nextHop(hop, response, text, credentialBody, isCredential, secrets)) continue;
       }
-      answer.secrets = secrets;
       return answer;
     }
   }
@@ -237,4 +236,6 @@ export interface Answer {
   text: string;
   /** The client's secrets and the request's. */
   secrets?: readonly (string | undefined)[];
+  /** When the request that got `response` was sent (`Date.now()`). */
+  sent?: number;
 }
