@@ -17,10 +17,10 @@ import { authorizationHeader, placementFor, withToken } from "./token_placement.
 import {
   type AccessTokenOptions,
   checkMode,
+  isTokenField,
   nowSeconds,
   toEpoch,
   toInteger,
-  TOKEN_FIELDS,
   TOKEN_KEYS,
   type TokenMode,
   type TokenPlacement,
@@ -117,7 +117,7 @@ export class AccessToken {
     // The fields the token reads; every other one (but the token's own field) goes to params.
     const params: Record<string, unknown> = {};
     for (const key in source) {
-      if (!TOKEN_FIELDS.has(key) && key !== skip) params[key] = source[key];
+      if (key !== skip && !isTokenField(key)) params[key] = source[key];
     }
     const { refresh_token: refresh, mode, header_format: format, param_name: paramName } = source;
     if (refresh !== undefined && refresh !== null && refresh !== "") {
