@@ -17,10 +17,10 @@ import { authorizationHeader, placementFor, withToken } from "./token_placement.
 import {
   type AccessTokenOptions,
   checkMode,
+  isTokenField,
   nowSeconds,
   toEpoch,
   toInteger,
-  TOKEN_FIELDS,
   TOKEN_KEYS,
   type TokenMode,
   type TokenPlacement,
@@ -117,7 +117,7 @@ export class AccessToken {
     // The fields the token reads; every other one (but the token's own field) goes to params.
     const params: Record<string, unknown> = {};
     for (const key in source) {
-      if (!TOKEN_FIELDS.has(key) && key !== skip) params[key] = source[key];
+      if (key !== skip && !isTokenField(key)) params[key] = source[key];
     }
     const { refresh_token: refresh, mode, header_format: format, param_name: paramName } = source;
     if (refresh !== undefined && refresh !== null && refresh !== "") {
@@ -138,7 +138,11 @@ export class AccessToken {
     this.expiresIn = toInteger(source.expires_in ?? source.expires);
     this.expiresLatency = toInteger(source.expires_latency);
     let at = toEpoch(source.expires_at);
-    if (at === undefined && this.expiresIn) at = nowSeconds() + this.expiresIn;
+    if (at === undefined && this.expiresIn) {
+      // From the time the token request was sent: the token was issued after it.
+      const sent = this.#answer?.[0].sent;
+      at = (sent === undefined ? nowSeconds() : Math.floor(sent / 1000)) + this.expiresIn;
+    }
     if (at !== undefined && this.expiresLatency) at -= this.expiresLatency;
     this.expiresAt = at;
     if (format !== undefined && typeof format !== "string") {

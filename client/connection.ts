@@ -8,7 +8,7 @@ import { mistyped } from "./config.ts";
 import { Deadlines } from "./deadline.ts";
 import type { HttpClient } from "./http_client.ts";
 import type { Logger } from "./logger.ts";
-import type { Answer } from "./transport.ts";
+import type { Pending } from "./deadline.ts";
 
 /**
  * A middleware: sees the real `Request`, calls `next` (or not), returns the `Response`.
@@ -142,54 +142,72 @@ export class Connection implements ConnectionBuilder {
   }
 
   /**
-   * Sends a request through the middleware and the adapter (a `Request` is
-   * built only when one of them needs it), reads the body, and enforces the
-   * timeout.
+   * Starts the clock of one request (hop): its timeout, and the caller's
+   * abort forwarded to the request's signal. The transport awaits the
+   * request itself (`send`, then the body), so that the request costs no
+   * async function of its own here, and calls `end` once the body is read or
+   * the request failed (`failure` says why).
    *
-   * @param url the request URL
-   * @param init method, headers, body, redirect mode (a fresh object: its signal is set here)
-   * @param secrets values to keep out of error messages
    * @param signal the caller's abort signal
-   * @returns the response and its body text
-   * @throws {ConnectionError} on network failure, timeout or abort
    */
-  async send(
-    url: string,
-    init: RequestInit,
-    secrets: readonly (string | undefined)[],
-    signal?: AbortSignal,
-  ): Promise<Answer> {
+  begin(signal?: AbortSignal): Exchange {
+    // One clock reading per request: its deadline, and the time a token's expires_in counts from.
+    const sent = Date.now();
     // fetch in flight holds the process open; an adapter or middleware may not (deadline.ts).
-    const pending = this.#deadlines?.start(!!this.#fetch || this.#middlewares.length > 0);
+    const pending = this.#deadlines?.start(!!this.#fetch || this.#middlewares.length > 0, sent);
     const controller = pending?.controller;
     // The caller's abort reaches the request through the deadline's controller (one signal for fetch).
     const forward = controller && signal && (() => controller.abort(signal.reason));
-    try {
-      if (signal?.aborted) throw signal.reason;
-      if (forward) signal!.addEventListener("abort", forward);
-      init.signal = controller?.signal ?? signal; // init is the caller's fresh object: no copy
-      const response = await (this.#options.proxy || this.#options.cert || this.#options.caCerts
-        ? this.#viaHttpClient(url, init)
-        : this.#dispatch(url, init));
-      return { response, text: await response.text() };
-    } catch (cause) {
-      // The error classes (and redaction) load when a request fails.
-      const { ConnectionError, describeCause } = await import("./error.ts");
-      const [kind, detail] = pending?.expired && !signal?.aborted
-        ? [
-          "timeout",
-          `no response within the timeout of ${
-            this.#options.timeout ?? DEFAULT_TIMEOUT
-          } ms (connectionOpts.timeout)`,
-        ] as const
-        : signal?.aborted
-        ? ["aborted", "aborted"] as const
-        : ["network", describeCause(cause, secrets)] as const;
-      throw new ConnectionError(kind, init.method ?? "GET", url, detail, cause, secrets);
-    } finally {
-      if (forward) signal!.removeEventListener("abort", forward);
-      if (pending) this.#deadlines!.done(pending);
-    }
+    return { sent, pending, forward, signal };
+  }
+
+  /**
+   * Sends a request through the middleware and the adapter (a `Request` is
+   * built only when one of them needs it).
+   *
+   * @param url the request URL
+   * @param init method, headers, body, redirect mode (a fresh object: its signal is set here)
+   * @param exchange what `begin` gave
+   * @returns the response, its body not read yet
+   */
+  send(url: string, init: RequestInit, exchange: Exchange): Promise<globalThis.Response> {
+    const { pending, forward, signal } = exchange;
+    if (signal?.aborted) throw signal.reason;
+    if (forward) signal!.addEventListener("abort", forward);
+    init.signal = pending?.controller.signal ?? signal; // init is the caller's fresh object: no copy
+    return this.#options.proxy || this.#options.cert || this.#options.caCerts
+      ? this.#viaHttpClient(url, init)
+      : this.#dispatch(url, init);
+  }
+
+  /**
+   * The `ConnectionError` of a request that got no answer (network, timeout,
+   * abort), its message without `secrets`.
+   */
+  async failure(
+    cause: unknown,
+    exchange: Exchange,
+    method: string,
+    url: string,
+    secrets: readonly (string | undefined)[],
+  ): Promise<Error> {
+    // The error classes (and redaction) load when a request fails.
+    return (await import("./error.ts")).connectionFailure(
+      cause,
+      !!exchange.pending?.expired,
+      !!exchange.signal?.aborted,
+      this.#options.timeout ?? DEFAULT_TIMEOUT,
+      method,
+      url,
+      secrets,
+    );
+  }
+
+  /** Ends the clock of a request: its body is read, or it failed. */
+  end(exchange: Exchange): void {
+    const { pending, forward, signal } = exchange;
+    if (forward) signal!.removeEventListener("abort", forward);
+    if (pending) this.#deadlines!.done(pending);
   }
 
   /** Sends through Deno's HTTP client of a proxy or TLS client certificate. */
@@ -217,4 +235,16 @@ export class Connection implements ConnectionBuilder {
       i < middlewares.length ? middlewares[i](r, (next) => run(i + 1, next)) : transport(r);
     return run(0, new Request(url, init));
   }
+}
+
+/** One request between `Connection.begin` and `Connection.end`. */
+export interface Exchange {
+  /** When it was sent (`Date.now()`). */
+  sent: number;
+  /** Its clock, when the connection has a timeout. */
+  pending?: Pending;
+  /** Forwards the caller's abort to the request, while it is pending. */
+  forward?: () => void;
+  /** The caller's abort signal. */
+  signal?: AbortSignal;
 }

@@ -46,9 +46,10 @@ export class Deadlines {
    * Starts the clock of one request.
    *
    * @param held whether the timer must hold the process open while the request is pending
+   * @param now the time the request starts (`Date.now()`, read once by the caller)
    */
-  start(held: boolean): Pending {
-    const pending = { controller: new AbortController(), deadline: Date.now() + this.#ms, held };
+  start(held: boolean, now: number): Pending {
+    const pending = { controller: new AbortController(), deadline: now + this.#ms, held };
     this.#pending.add(pending);
     if (held && this.#held++ === 0 && this.#timer !== undefined) holdOpen(this.#timer, true);
     if (this.#timer === undefined) this.#arm(pending.deadline);

@@ -184,3 +184,28 @@ export function describeCause(cause: unknown, secrets: readonly (string | undefi
   }
   return redactText(String(cause), secrets);
 }
+
+/**
+ * The `ConnectionError` of a request that got no answer: its timeout of
+ * `timeout` ms passed (`expired`), the caller aborted it, or the network
+ * failed (`cause`, redacted).
+ */
+export function connectionFailure(
+  cause: unknown,
+  expired: boolean,
+  aborted: boolean,
+  timeout: number,
+  method: string,
+  url: string,
+  secrets: readonly (string | undefined)[],
+): ConnectionError {
+  const [kind, detail] = expired && !aborted
+    ? [
+      "timeout",
+      `no response within the timeout of ${timeout} ms (connectionOpts.timeout)`,
+    ] as const
+    : aborted
+    ? ["aborted", "aborted"] as const
+    : ["network", describeCause(cause, secrets)] as const;
+  return new ConnectionError(kind, method, url, detail, cause, secrets);
+}

@@ -196,17 +196,24 @@ export class Transport {
         secrets,
         this.filter,
       );
-      const answer = await this.#connection.send(
-        hop.url,
-        {
-          method: hop.method,
-          headers,
-          body: hop.method === "GET" || hop.method === "HEAD" ? undefined : hop.body,
-          redirect: MANUAL_REDIRECTS ? "manual" : this.#followMode(credentialBody, headers, opts),
-        },
-        secrets,
-        opts.signal,
-      );
+      const init: RequestInit = {
+        method: hop.method,
+        headers,
+        body: hop.method === "GET" || hop.method === "HEAD" ? undefined : hop.body,
+        redirect: MANUAL_REDIRECTS ? "manual" : this.#followMode(credentialBody, headers, opts),
+      };
+      // The request is awaited here, not in a method of the connection: one async call less.
+      const connection = this.#connection;
+      const exchange = connection.begin(opts.signal);
+      let answer: Answer;
+      try {
+        const response = await connection.send(hop.url, init, exchange);
+        answer = { response, text: await response.text(), secrets, sent: exchange.sent };
+      } catch (cause) {
+        throw await connection.failure(cause, exchange, hop.method, hop.url, secrets);
+      } finally {
+        connection.end(exchange);
+      }
       const { response, text } = answer;
       log?.logResponse(
         settings.logger,
@@ -223,7 +230,6 @@ export class Transport {
         const isCredential = (name: string) => this.#isCredentialHeader(name, opts);
         if (!nextHop(hop, response, text, credentialBody, isCredential, secrets)) continue;
       }
-      answer.secrets = secrets;
       return answer;
     }
   }
@@ -237,4 +243,6 @@ export interface Answer {
   text: string;
   /** The client's secrets and the request's. */
   secrets?: readonly (string | undefined)[];
+  /** When the request that got `response` was sent (`Date.now()`). */
+  sent?: number;
 }

@@ -285,6 +285,27 @@ Deno.test("every request has a finite default timeout of 30 s (connectionOpts.ti
   }
 });
 
+Deno.test("expires_in counts from when the token request was sent, not from when the answer came", async () => {
+  const clock = FakeTimers.withGlobal(globalThis).install({
+    now: 1_700_000_000_000,
+    toFake: ["setTimeout", "clearTimeout", "Date"],
+  });
+  try {
+    let answer!: (res: Response) => void;
+    const client = new Client("id", SECRET, {
+      site: "https://provider.invalid",
+      connectionOpts: { fetch: () => new Promise<Response>((r) => answer = r) },
+    });
+    const pending = client.clientCredentials.getToken();
+    await clock.tickAsync(5_000); // the provider takes 5 s to answer
+    answer(json({ access_token: "at", token_type: "Bearer", expires_in: 60 }));
+    const token = await pending;
+    assert.equal(token.expiresAt, 1_700_000_000 + 60);
+  } finally {
+    clock.uninstall();
+  }
+});
+
 Deno.test("connectionOpts: default headers, fetch adapter; connectionBuild: middleware in order", async () => {
   const order: string[] = [];
   const seen: Request[] = [];
