@@ -12,7 +12,16 @@
  * OTEL_METRIC_EXPORT_INTERVAL ms (default 60000).
  */
 import type { Meter } from "../../deps.ts";
-import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import { ValueType } from "@opentelemetry/api";
+import {
+  AggregationTemporality,
+  type CollectionResult,
+  DataPointType,
+  MeterProvider,
+  type MetricData,
+  type MetricProducer,
+  PeriodicExportingMetricReader,
+} from "@opentelemetry/sdk-metrics";
 import type { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
 import type { Config } from "../config/mod.ts";
 import type { Events } from "../auth/events.ts";
@@ -22,6 +31,151 @@ import type { Logger } from "./log.ts";
 import { otelInt, otelResource, otlpOptions } from "./otel.ts";
 
 type Attrs = Record<string, string | number>;
+
+const DURATION_BOUNDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The methods HTTP defines (OpenTelemetry's HTTP conventions); any other is `_OTHER`. */
+const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"];
+
+/** The requests of one route, method and status: a count and a histogram of durations. */
+interface Point {
+  readonly attributes: Attrs;
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+  readonly buckets: number[];
+}
+
+/**
+ * The request metrics of one route (api/road.ts gets it once, when the route
+ * is compiled): a request adds to numbers kept for its method and status, so
+ * recording one builds no attribute set, no key and no object (the SDK's
+ * instruments hash their attributes on every call). The SDK reads them when
+ * it collects (`RequestMetrics`).
+ */
+export class RouteMetrics {
+  readonly #points = new Map<number, Point>();
+  readonly #all: Point[];
+
+  constructor(readonly route: string, all: Point[]) {
+    this.#all = all;
+  }
+
+  /** Counts one request of `method` answered with `status` after `seconds`. */
+  record(method: string, status: number, seconds: number): void {
+    const m = METHODS.indexOf(method);
+    const key = status * 16 + (m < 0 ? 15 : m);
+    const p = this.#points.get(key) ?? this.#add(key, m < 0 ? "_OTHER" : method, status);
+    p.count++;
+    p.sum += seconds;
+    if (seconds < p.min) p.min = seconds;
+    if (seconds > p.max) p.max = seconds;
+    let i = 0;
+    while (i < DURATION_BOUNDS.length && seconds > DURATION_BOUNDS[i]) i++;
+    p.buckets[i]++;
+  }
+
+  #add(key: number, method: string, status: number): Point {
+    const attributes: Attrs = {
+      "http.request.method": method,
+      "http.route": this.route,
+      "http.response.status_code": status,
+      "url.scheme": "http",
+    };
+    if (status >= 500) attributes["error.type"] = String(status);
+    const p: Point = {
+      attributes,
+      count: 0,
+      sum: 0,
+      min: Infinity,
+      max: -Infinity,
+      buckets: new Array(DURATION_BOUNDS.length + 1).fill(0),
+    };
+    this.#points.set(key, p);
+    this.#all.push(p);
+    return p;
+  }
+}
+
+/**
+ * The request metrics of all routes, read by the SDK as a producer of its
+ * own (cumulative since the start): `http.server.requests` and
+ * `http.server.request.duration`, as the SDK's counter and histogram would
+ * report them.
+ */
+class RequestMetrics implements MetricProducer {
+  readonly #routes = new Map<string, RouteMetrics>();
+  readonly #points: Point[] = [];
+  readonly #start = hrTime();
+
+  constructor(readonly resource: ReturnType<typeof otelResource>) {}
+
+  route(route: string): RouteMetrics {
+    let r = this.#routes.get(route);
+    if (!r) this.#routes.set(route, r = new RouteMetrics(route, this.#points));
+    return r;
+  }
+
+  collect(): Promise<CollectionResult> {
+    const startTime = this.#start;
+    const endTime = hrTime();
+    const points = this.#points;
+    const metrics: MetricData[] = [
+      {
+        descriptor: {
+          name: "http.server.requests",
+          description: "HTTP requests handled, by route, method and status",
+          unit: "",
+          valueType: ValueType.INT,
+        },
+        aggregationTemporality: AggregationTemporality.CUMULATIVE,
+        dataPointType: DataPointType.SUM,
+        isMonotonic: true,
+        dataPoints: points.map((p) => ({
+          startTime,
+          endTime,
+          attributes: p.attributes,
+          value: p.count,
+        })),
+      },
+      {
+        descriptor: {
+          name: "http.server.request.duration",
+          description: "Duration of HTTP requests, by route, method and status",
+          unit: "s",
+          valueType: ValueType.DOUBLE,
+        },
+        aggregationTemporality: AggregationTemporality.CUMULATIVE,
+        dataPointType: DataPointType.HISTOGRAM,
+        dataPoints: points.map((p) => ({
+          startTime,
+          endTime,
+          attributes: p.attributes,
+          value: {
+            buckets: { boundaries: DURATION_BOUNDS, counts: p.buckets.slice() },
+            sum: p.sum,
+            count: p.count,
+            min: p.min,
+            max: p.max,
+          },
+        })),
+      },
+    ];
+    return Promise.resolve({
+      resourceMetrics: {
+        resource: this.resource,
+        scopeMetrics: [{ scope: { name: "authsvc", version: VERSION }, metrics }],
+      },
+      errors: [],
+    });
+  }
+}
+
+function hrTime(): [number, number] {
+  const ms = Date.now();
+  return [Math.floor(ms / 1000), (ms % 1000) * 1e6];
+}
 
 function str(v: unknown, fallback: string): string {
   return typeof v === "string" && v ? v : fallback;
@@ -33,21 +187,11 @@ export class Metrics {
   readonly #stop: (() => Promise<void> | void)[] = [];
   /** Where the Prometheus text is served (`http://host:port/`), when that exporter runs. */
   prometheusUrl = "";
-  #requests;
-  #duration;
+  readonly #requests: RequestMetrics;
 
-  private constructor(provider: MeterProvider, meter: Meter) {
+  private constructor(provider: MeterProvider, requests: RequestMetrics) {
     this.#provider = provider;
-    this.#requests = meter.createCounter("http.server.requests", {
-      description: "HTTP requests handled, by route, method and status",
-    });
-    this.#duration = meter.createHistogram("http.server.request.duration", {
-      description: "Duration of HTTP requests, by route, method and status",
-      unit: "s",
-      advice: {
-        explicitBucketBoundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      },
-    });
+    this.#requests = requests;
   }
 
   /**
@@ -56,12 +200,17 @@ export class Metrics {
    */
   static async start(config: Config, events: Events, log: Logger, db?: Db): Promise<Metrics> {
     const resource = otelResource(config);
+    const requests = new RequestMetrics(resource);
+    const metricProducers = [requests];
     let m: Metrics;
     if (config.metrics.exporter === "prometheus") {
       const prometheus = await import("@opentelemetry/exporter-prometheus");
-      const exporter = new prometheus.PrometheusExporter({ preventServerStart: true });
+      const exporter = new prometheus.PrometheusExporter({
+        preventServerStart: true,
+        metricProducers,
+      });
       const provider = new MeterProvider({ resource, readers: [exporter] });
-      m = new Metrics(provider, provider.getMeter("authsvc", VERSION));
+      m = new Metrics(provider, requests);
       m.#servePrometheus(config, exporter, new prometheus.PrometheusSerializer(), log);
     } else {
       const o = otlpOptions(config, "metrics", log);
@@ -73,6 +222,7 @@ export class Metrics {
       const interval = otelInt(config, "OTEL_METRIC_EXPORT_INTERVAL", 60000);
       const reader = new PeriodicExportingMetricReader({
         exporter,
+        metricProducers,
         exportIntervalMillis: interval,
         exportTimeoutMillis: Math.min(
           interval,
@@ -80,7 +230,7 @@ export class Metrics {
         ),
       });
       const provider = new MeterProvider({ resource, readers: [reader] });
-      m = new Metrics(provider, provider.getMeter("authsvc", VERSION));
+      m = new Metrics(provider, requests);
       log.info("metrics enabled", { exporter: "otlp", protocol: o.protocol, endpoint: o.url });
     }
     const meter = m.#provider.getMeter("authsvc", VERSION);
@@ -90,17 +240,9 @@ export class Metrics {
     return m;
   }
 
-  /** Counts one handled request. */
-  recordRequest(method: string, route: string, status: number, durationSec: number): void {
-    const attrs: Attrs = {
-      "http.request.method": method,
-      "http.route": route,
-      "http.response.status_code": status,
-      "url.scheme": "http",
-    };
-    if (status >= 500) attrs["error.type"] = String(status);
-    this.#requests.add(1, attrs);
-    this.#duration.record(durationSec, attrs);
+  /** Where the requests of `route` (parametrised, or "unmatched") are counted. */
+  route(route: string): RouteMetrics {
+    return this.#requests.route(route);
   }
 
   /** Exports what is pending and stops the exporter (and its listener). */
