@@ -305,7 +305,7 @@ async function benchPass(
       AUTHSVC_RATE_LIMIT_OTP: "1000000000/1h",
       // As deployed: the default log level, the access log written to a file.
       LOG_LEVEL: "info",
-      LOG_FILE: accessLog,
+      AUTHSVC_LOG_FILE: accessLog,
       ...passEnv,
       // Development A/B runs: settings of the server under test, as JSON (not for recordings).
       ...JSON.parse(Deno.env.get("BENCH_SERVER_ENV") ?? "{}"),
