@@ -37,14 +37,34 @@ const DURATION_BOUNDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 /** The methods HTTP defines (OpenTelemetry's HTTP conventions); any other is `_OTHER`. */
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"];
 
-/** The requests of one route, method and status: a count and a histogram of durations. */
+const WAIT_BOUNDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];
+
+/** One attribute set of a histogram: a count, a sum, the extremes and the bucket counts. */
 interface Point {
   readonly attributes: Attrs;
+  readonly bounds: readonly number[];
   count: number;
   sum: number;
   min: number;
   max: number;
   readonly buckets: number[];
+}
+
+function newPoint(attributes: Attrs, bounds: readonly number[]): Point {
+  const buckets = new Array(bounds.length + 1).fill(0);
+  return { attributes, bounds, count: 0, sum: 0, min: Infinity, max: -Infinity, buckets };
+}
+
+/** Adds `value` to `p` (no allocation). */
+function add(p: Point, value: number): void {
+  p.count++;
+  p.sum += value;
+  if (value < p.min) p.min = value;
+  if (value > p.max) p.max = value;
+  const bounds = p.bounds;
+  let i = 0;
+  while (i < bounds.length && value > bounds[i]) i++;
+  p.buckets[i]++;
 }
 
 /**
@@ -66,14 +86,7 @@ export class RouteMetrics {
   record(method: string, status: number, seconds: number): void {
     const m = METHODS.indexOf(method);
     const key = status * 16 + (m < 0 ? 15 : m);
-    const p = this.#points.get(key) ?? this.#add(key, m < 0 ? "_OTHER" : method, status);
-    p.count++;
-    p.sum += seconds;
-    if (seconds < p.min) p.min = seconds;
-    if (seconds > p.max) p.max = seconds;
-    let i = 0;
-    while (i < DURATION_BOUNDS.length && seconds > DURATION_BOUNDS[i]) i++;
-    p.buckets[i]++;
+    add(this.#points.get(key) ?? this.#add(key, m < 0 ? "_OTHER" : method, status), seconds);
   }
 
   #add(key: number, method: string, status: number): Point {
@@ -84,14 +97,7 @@ export class RouteMetrics {
       "url.scheme": "http",
     };
     if (status >= 500) attributes["error.type"] = String(status);
-    const p: Point = {
-      attributes,
-      count: 0,
-      sum: 0,
-      min: Infinity,
-      max: -Infinity,
-      buckets: new Array(DURATION_BOUNDS.length + 1).fill(0),
-    };
+    const p = newPoint(attributes, DURATION_BOUNDS);
     this.#points.set(key, p);
     this.#all.push(p);
     return p;
@@ -99,15 +105,24 @@ export class RouteMetrics {
 }
 
 /**
- * The request metrics of all routes, read by the SDK as a producer of its
- * own (cumulative since the start): `http.server.requests` and
- * `http.server.request.duration`, as the SDK's counter and histogram would
- * report them.
+ * The metrics recorded on every request, read by the SDK as a producer of
+ * its own (cumulative since the start), as the SDK's counter and histograms
+ * would report them: `http.server.requests` and `http.server.request.duration`
+ * by route, method and status, and the pool's `db.client.connection.wait_time`
+ * (recorded for every transaction).
  */
 class RequestMetrics implements MetricProducer {
   readonly #routes = new Map<string, RouteMetrics>();
   readonly #points: Point[] = [];
   readonly #start = hrTime();
+  readonly wait = newPoint({ "db.client.connection.pool.name": "authsvc" }, WAIT_BOUNDS);
+  #waits = false;
+
+  /** The pool's wait time, once the pool is observed. */
+  recordWait(seconds: number): void {
+    this.#waits = true;
+    add(this.wait, seconds);
+  }
 
   constructor(readonly resource: ReturnType<typeof otelResource>) {}
 
@@ -139,29 +154,23 @@ class RequestMetrics implements MetricProducer {
           value: p.count,
         })),
       },
-      {
-        descriptor: {
-          name: "http.server.request.duration",
-          description: "Duration of HTTP requests, by route, method and status",
-          unit: "s",
-          valueType: ValueType.DOUBLE,
-        },
-        aggregationTemporality: AggregationTemporality.CUMULATIVE,
-        dataPointType: DataPointType.HISTOGRAM,
-        dataPoints: points.map((p) => ({
-          startTime,
-          endTime,
-          attributes: p.attributes,
-          value: {
-            buckets: { boundaries: DURATION_BOUNDS, counts: p.buckets.slice() },
-            sum: p.sum,
-            count: p.count,
-            min: p.min,
-            max: p.max,
-          },
-        })),
-      },
+      histogram(
+        "http.server.request.duration",
+        "Duration of HTTP requests, by route, method and status",
+        points,
+        startTime,
+        endTime,
+      ),
     ];
+    if (this.#waits) {
+      metrics.push(histogram(
+        "db.client.connection.wait_time",
+        "Time to obtain a PostgreSQL connection: transactions, and statements that had to wait",
+        [this.wait],
+        startTime,
+        endTime,
+      ));
+    }
     return Promise.resolve({
       resourceMetrics: {
         resource: this.resource,
@@ -170,6 +179,32 @@ class RequestMetrics implements MetricProducer {
       errors: [],
     });
   }
+}
+
+function histogram(
+  name: string,
+  description: string,
+  points: Point[],
+  startTime: [number, number],
+  endTime: [number, number],
+): MetricData {
+  return {
+    descriptor: { name, description, unit: "s", valueType: ValueType.DOUBLE },
+    aggregationTemporality: AggregationTemporality.CUMULATIVE,
+    dataPointType: DataPointType.HISTOGRAM,
+    dataPoints: points.map((p) => ({
+      startTime,
+      endTime,
+      attributes: p.attributes,
+      value: {
+        buckets: { boundaries: p.bounds as number[], counts: p.buckets.slice() },
+        sum: p.sum,
+        count: p.count,
+        min: p.min,
+        max: p.max,
+      },
+    })),
+  };
 }
 
 function hrTime(): [number, number] {
@@ -293,14 +328,6 @@ export class Metrics {
       description: "Callers waiting for a PostgreSQL connection",
       unit: "{request}",
     }).addCallback((r) => r.observe(monitor.stats().pending, pool));
-    const wait = meter.createHistogram("db.client.connection.wait_time", {
-      description:
-        "Time to obtain a PostgreSQL connection: transactions, and statements that had to wait",
-      unit: "s",
-      advice: {
-        explicitBucketBoundaries: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10],
-      },
-    });
     const poolTimeouts = meter.createCounter("db.client.connection.timeouts", {
       description: "Waits for a PostgreSQL connection given up at the request's deadline",
     });
@@ -308,7 +335,8 @@ export class Metrics {
       description:
         "Statements given up, by reason: deadline (API_MAX_REQUEST_DURATION), client_gone, statement_timeout",
     });
-    monitor.onWait = (seconds) => wait.record(seconds, pool);
+    const requests = this.#requests;
+    monitor.onWait = (seconds) => requests.recordWait(seconds);
     monitor.onTimeout = (reason) => {
       if (reason === "pool_timeout") poolTimeouts.add(1, pool);
       else timeouts.add(1, { ...pool, reason });
