@@ -71,14 +71,9 @@ export class Road {
     this.#answerError = opts.answerError;
     this.#console = opts.console;
     this.#checked = sizeAndQueryChecks(services.config.api.maxBodyBytes);
-    const notFound = (c: Ctx) =>
-      Promise.resolve(
-        c.req.method === "OPTIONS" ? preflight() : errorResponse(
-          new ApiError(404, "not_found", `No route for ${c.req.method} ${c.req.path}`),
-          c.get("requestId"),
-        ),
-      );
-    this.#unmatched = this.#serve("unmatched", this.#observers.watch("unmatched"), notFound, true);
+    const answer = (c: Ctx) =>
+      Promise.resolve(c.req.method === "OPTIONS" ? preflight() : notFound(c));
+    this.#unmatched = this.#serve("unmatched", this.#observers.watch("unmatched"), answer, true);
   }
 
   /** The function that answers a row: `path` as hono writes it, the guards and handler. */
@@ -94,13 +89,7 @@ export class Road {
    * began the request already) only the 404 answer.
    */
   readonly unmatched = (c: Ctx): Promise<Response> | Response => {
-    if (c.get("requestId") !== undefined) {
-      return errorResponse(
-        new ApiError(404, "not_found", `No route for ${c.req.method} ${c.req.path}`),
-        c.get("requestId"),
-      );
-    }
-    return this.#unmatched(c);
+    return c.get("requestId") !== undefined ? notFound(c) : this.#unmatched(c);
   };
 
   /**
@@ -155,6 +144,14 @@ export class Road {
       return res;
     };
   }
+}
+
+/** 404 not_found: no row for the request's method and path. */
+function notFound(c: Ctx): Response {
+  return errorResponse(
+    new ApiError(404, "not_found", `No route for ${c.req.method} ${c.req.path}`),
+    c.get("requestId"),
+  );
 }
 
 /**

@@ -176,9 +176,8 @@ export class RequestObservers {
     return track;
   }
 
-  /** The request is answered with `status`. */
+  /** The request is answered with `status` (its database scope already told, api/road.ts). */
   end(c: Ctx, track: RequestTrack, watch: RouteWatch, status: number): void {
-    track.dbScope.answered();
     const ms = performance.now() - track.started;
     const method = c.req.method;
     if (track.span) endSpan(c, track.span, watch.route, status, track.ip);
