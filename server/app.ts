@@ -1,11 +1,12 @@
 /**
- * Builds the hono app from Config and the services: request id, client IP,
- * body-size limit, CORS, the route table (api/routes.ts), and the one error handler
- * that turns AuthError (and anything unexpected) into the contract's error body,
- * with the status api/errors.ts gives its code.
+ * Builds the server from Config and the services: the route table
+ * (api/routes.ts), each row compiled into the function that answers it on
+ * the one road (api/road.ts: request id, observers, size and query checks,
+ * guards, handler, CORS), and the one error answer that turns AuthError (and
+ * anything unexpected) into the contract's error body, with the status
+ * api/errors.ts gives its code.
  */
 import { Hono, HTTPException } from "../deps.ts";
-import { bodyLimit } from "hono/body-limit";
 import type { Config } from "./config/mod.ts";
 import { type Db, DbConflictError, DbTimeoutError, DbUnavailableError, openDb } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
@@ -15,12 +16,10 @@ import { buildServices, type Services } from "./services.ts";
 import { HashAbandonedError } from "./auth/passwords.ts";
 import type { AppEnv } from "./api/context.ts";
 import { ApiError, AuthError, errorResponse, statusOf } from "./api/errors.ts";
-import { apiCors } from "./api/cors.ts";
-import { BodyAbandonedError, bodyReadFailure, checkQuery } from "./api/input.ts";
-import { registerRoutes } from "./api/routes.ts";
-import { apiLanes, laneOf } from "./api/lanes.ts";
+import { BodyAbandonedError } from "./api/input.ts";
+import { registerRoutes, type Route, ROUTES } from "./api/routes.ts";
+import { Road } from "./api/road.ts";
 import { Observability } from "./observe/observability.ts";
-import { requestObserver } from "./observe/request.ts";
 import { ConsoleFigures } from "./console/figures.ts";
 import { ActivityStore } from "./store/activity.ts";
 import { consoleRoutes } from "./console/routes.ts";
@@ -33,8 +32,6 @@ export interface App {
   services: Services;
   /** Closes the database and background work. */
   close(): Promise<void>;
-  /** Whether POST /token?grant_type=refresh_token and GET /user take lanes past hono (api/lanes.ts). */
-  readonly lane: boolean;
 }
 
 /** Options of createApp. */
@@ -45,11 +42,8 @@ export interface CreateAppOptions {
   log?: Logger;
   /** Apply pending migrations first (default true). */
   migrate?: boolean;
-  /**
-   * Answer POST /token?grant_type=refresh_token and GET /user past hono where it can (api/lanes.ts;
-   * default true). False sends every request through the route table (tests compare both).
-   */
-  lanes?: boolean;
+  /** The route table (default ROUTES, api/routes.ts); a test adds guards to its rows. */
+  routes?: readonly Route[];
 }
 
 /** Opens the database `config` names (PostgreSQL or PGlite), its client's warnings to `log`. */
@@ -87,77 +81,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
     throw e;
   }
 
-  const app = new Hono<AppEnv>();
-
-  app.use("*", requestObserver(services, obs));
-  app.use("*", apiCors({ exceptConsole: config.console.enabled }));
-
-  const maxBody = config.api.maxBodyBytes;
-  const tooLarge = () => {
-    throw new ApiError(
-      413,
-      "request_entity_too_large",
-      `Request body is larger than ${maxBody} bytes`,
-    );
-  };
-  const limitBody = bodyLimit({ maxSize: maxBody, onError: tooLarge });
-  // A GET or HEAD request has no body (fetch refuses one): skip even looking for it, which
-  // builds a body stream per request in Deno. A body of declared length (not chunked) is
-  // judged by its Content-Length, as bodyLimit judges it, but without reading `body` first:
-  // that builds the stream too, and the handler's read of the body then goes through it
-  // (a cost every request with a body would pay). Chunked bodies are counted by bodyLimit.
-  // The query check (input.ts) runs after the size check, in the same middleware: one layer of hono's
-  // dispatch and no async frame of its own, where each layer is paid for by every request.
-  app.use("*", (c, next) => {
-    const m = c.req.method;
-    if (m === "GET" || m === "HEAD") {
-      checkQuery(c.req.url);
-      return next();
-    }
-    const headers = c.req.raw.headers;
-    const length = headers.get("content-length");
-    if (length !== null && !headers.has("transfer-encoding")) {
-      if (parseInt(length || "0", 10) > maxBody) tooLarge();
-      checkQuery(c.req.url);
-      return next();
-    }
-    // bodyLimit reads a chunked body whole before the route: a connection that goes away
-    // meanwhile fails that read (and only that: `reached` tells the route's own errors apart).
-    let reached = false;
-    return limitBody(c, () => {
-      reached = true;
-      checkQuery(c.req.url);
-      return next();
-    }).catch((e) => {
-      throw reached ? e : bodyReadFailure(e);
-    });
-  });
-
-  if (config.console.enabled) {
-    const figures = new ConsoleFigures(
-      services.events,
-      services.clock,
-      new ActivityStore(services.db),
-      log,
-    );
-    // Runs first at close: the last counts are written while the database is open.
-    services.onClose.push(() => figures.close());
-    app.use("*", async (c, next) => {
-      await next();
-      figures.observe(c.req.method, c.req.path, c.res.status);
-    });
-    await consoleRoutes(app, services, figures);
-  }
-  registerRoutes(app);
-
-  app.notFound((c) => {
-    return errorResponse(
-      new ApiError(404, "not_found", `No route for ${c.req.method} ${c.req.path}`),
-      c.get("requestId"),
-    );
-  });
-
-  // The error answer of every route (and of the lanes, api/lanes.ts).
+  // The error answer of every route (api/road.ts).
   const answerError = (err: unknown, requestId: string, route: string): Response => {
     if (err instanceof AuthError) {
       if (err.cause !== undefined && statusOf(err) >= 500) {
@@ -249,26 +173,35 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
       requestId,
     );
   };
+  const app = new Hono<AppEnv>();
+  // Errors of the console's own middleware and routes (the rows' are answered on the road).
   app.onError((err, c) => answerError(err, c.get("requestId") ?? "", c.req.routePath));
 
-  // POST /token?grant_type=refresh_token and GET /user past hono (api/lanes.ts), where no
-  // observer that lives in the middleware would miss them.
-  const lanes = opts.lanes !== false && !obs.tracing && !obs.metrics && !config.console.enabled
-    ? apiLanes(services, { answerError, tooLarge })
-    : undefined;
+  let figures: ConsoleFigures | undefined;
+  if (config.console.enabled) {
+    figures = new ConsoleFigures(
+      services.events,
+      services.clock,
+      new ActivityStore(services.db),
+      log,
+    );
+    // Runs first at close: the last counts are written while the database is open.
+    services.onClose.push(() => figures!.close());
+  }
+  const road = new Road(services, obs, { answerError, figures, console: figures !== undefined });
+  if (figures) {
+    app.use("/console/*", road.mount());
+    await consoleRoutes(app, services, figures);
+  }
+  registerRoutes(app, road, opts.routes ?? ROUTES);
+  app.notFound(road.unmatched);
 
   services.cleanup.start();
   let closed = false;
   return {
     app,
-    fetch: (req, remoteAddr) => {
-      const lane = lanes && laneOf(req);
-      return lane
-        ? lanes(lane, req, remoteAddr ?? "")
-        : Promise.resolve(app.fetch(req, { remoteAddr }));
-    },
+    fetch: (req, remoteAddr) => Promise.resolve(app.fetch(req, { remoteAddr })),
     services,
-    lane: lanes !== undefined,
     async close() {
       if (closed) return;
       closed = true;
@@ -279,6 +212,7 @@ export async function createApp(config: Config, opts: CreateAppOptions = {}): Pr
           log.warn("error during shutdown", { error: String(e) });
         }
       }
+      log.flush();
     },
   };
 }

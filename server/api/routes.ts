@@ -27,11 +27,13 @@
  * - `aal2(message[, when])`: after `user`, an aal2 session once the user has
  *   a verified MFA factor (401 insufficient_aal).
  *
- * Before any row (app.ts): the request id and observer, CORS (which answers
- * every OPTIONS preflight), the body-size limit and the query check. A HEAD
- * request is answered by the GET row without a body (hono), and counts
- * against no limit. A method or path without a row is 404 not_found. The
- * operators' console (CONSOLE_ENABLED) mounts its own routes under /console/
+ * Each row is compiled once, at start, into the one function that answers it
+ * (api/road.ts): the request id and observers, the body-size limit and the
+ * query check, the row's middleware, the handler, CORS. A HEAD request is
+ * answered by the GET row without a body (hono), and counts against no
+ * limit. A method or path without a row is 404 not_found, and an OPTIONS
+ * preflight to any path is answered (api/cors.ts). The operators' console
+ * (CONSOLE_ENABLED) mounts its own routes under /console/ on the same road
  * (console/routes.ts), with its own session cookie and headers.
  */
 import type { Hono } from "../../deps.ts";
@@ -39,6 +41,7 @@ import type { Services } from "../services.ts";
 import { captcha, limit, limitAnonymous, passwordGrant } from "../security/middleware.ts";
 import { AAL2_UPDATE_MESSAGE, changesCredentials } from "./aal.ts";
 import type { AppEnv, Ctx } from "./context.ts";
+import type { Road } from "./road.ts";
 import { aal2, admin, type Guard, jwt, linking, notAnonymous, user } from "./guards.ts";
 import {
   adminCreateUser,
@@ -140,10 +143,13 @@ export const ROUTES: readonly Route[] = [
   ["POST",   "/sso/saml/acs",                         [],                                         samlDisabled],
 ];
 
-/** Adds every row of ROUTES to `app`. */
-export function registerRoutes(app: Hono<AppEnv>): void {
-  for (const [method, path, guards, handler] of ROUTES) {
-    app.on(method, [path], ...guards, (c) => handler(c, c.get("services")));
+/**
+ * Adds every row of `routes` (ROUTES; a test passes its own) to `app`, each as the one
+ * function the road compiles from it: hono's router picks it, and nothing else runs.
+ */
+export function registerRoutes(app: Hono<AppEnv>, road: Road, routes = ROUTES): void {
+  for (const [method, path, guards, handler] of routes) {
+    app.on(method, [path], road.row(path, guards, handler));
   }
 }
 

@@ -132,8 +132,8 @@ export async function userProfileResponse(c: Ctx, s: Services): Promise<Response
 }
 
 /**
- * The text of GET /user's answer for verified `claims` (the route's handler, and its lane:
- * api/lanes.ts); user_not_found and session_not_found as ApiErrors.
+ * The text of GET /user's answer for verified `claims` (the route's handler); user_not_found
+ * and session_not_found as ApiErrors.
  */
 export async function userProfileText(s: Services, claims: AccessClaims): Promise<string> {
   const sid = typeof claims.session_id === "string" && claims.session_id ? claims.session_id : null;

@@ -12,7 +12,16 @@
  * OTEL_METRIC_EXPORT_INTERVAL ms (default 60000).
  */
 import type { Meter } from "../../deps.ts";
-import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import { ValueType } from "@opentelemetry/api";
+import {
+  AggregationTemporality,
+  type CollectionResult,
+  DataPointType,
+  MeterProvider,
+  type MetricData,
+  type MetricProducer,
+  PeriodicExportingMetricReader,
+} from "@opentelemetry/sdk-metrics";
 import type { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus";
 import type { Config } from "../config/mod.ts";
 import type { Events } from "../auth/events.ts";
@@ -22,6 +31,186 @@ import type { Logger } from "./log.ts";
 import { otelInt, otelResource, otlpOptions } from "./otel.ts";
 
 type Attrs = Record<string, string | number>;
+
+const DURATION_BOUNDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The methods HTTP defines (OpenTelemetry's HTTP conventions); any other is `_OTHER`. */
+const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"];
+
+const WAIT_BOUNDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];
+
+/** One attribute set of a histogram: a count, a sum, the extremes and the bucket counts. */
+interface Point {
+  readonly attributes: Attrs;
+  readonly bounds: readonly number[];
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+  readonly buckets: number[];
+}
+
+function newPoint(attributes: Attrs, bounds: readonly number[]): Point {
+  const buckets = new Array(bounds.length + 1).fill(0);
+  return { attributes, bounds, count: 0, sum: 0, min: Infinity, max: -Infinity, buckets };
+}
+
+/** Adds `value` to `p` (no allocation). */
+function add(p: Point, value: number): void {
+  p.count++;
+  p.sum += value;
+  if (value < p.min) p.min = value;
+  if (value > p.max) p.max = value;
+  const bounds = p.bounds;
+  let i = 0;
+  while (i < bounds.length && value > bounds[i]) i++;
+  p.buckets[i]++;
+}
+
+/**
+ * The request metrics of one route (api/road.ts gets it once, when the route
+ * is compiled): a request adds to numbers kept for its method and status, so
+ * recording one builds no attribute set, no key and no object (the SDK's
+ * instruments hash their attributes on every call). The SDK reads them when
+ * it collects (`RequestMetrics`).
+ */
+export class RouteMetrics {
+  readonly #points = new Map<number, Point>();
+  readonly #all: Point[];
+
+  constructor(readonly route: string, all: Point[]) {
+    this.#all = all;
+  }
+
+  /** Counts one request of `method` answered with `status` after `seconds`. */
+  record(method: string, status: number, seconds: number): void {
+    const m = METHODS.indexOf(method);
+    const key = status * 16 + (m < 0 ? 15 : m);
+    add(this.#points.get(key) ?? this.#add(key, m < 0 ? "_OTHER" : method, status), seconds);
+  }
+
+  #add(key: number, method: string, status: number): Point {
+    const attributes: Attrs = {
+      "http.request.method": method,
+      "http.route": this.route,
+      "http.response.status_code": status,
+      "url.scheme": "http",
+    };
+    if (status >= 500) attributes["error.type"] = String(status);
+    const p = newPoint(attributes, DURATION_BOUNDS);
+    this.#points.set(key, p);
+    this.#all.push(p);
+    return p;
+  }
+}
+
+/**
+ * The metrics recorded on every request, read by the SDK as a producer of
+ * its own (cumulative since the start), as the SDK's counter and histograms
+ * would report them: `http.server.requests` and `http.server.request.duration`
+ * by route, method and status, and the pool's `db.client.connection.wait_time`
+ * (recorded for every transaction).
+ */
+class RequestMetrics implements MetricProducer {
+  readonly #routes = new Map<string, RouteMetrics>();
+  readonly #points: Point[] = [];
+  readonly #start = hrTime();
+  readonly wait = newPoint({ "db.client.connection.pool.name": "authsvc" }, WAIT_BOUNDS);
+  #waits = false;
+
+  /** The pool's wait time, once the pool is observed. */
+  recordWait(seconds: number): void {
+    this.#waits = true;
+    add(this.wait, seconds);
+  }
+
+  constructor(readonly resource: ReturnType<typeof otelResource>) {}
+
+  route(route: string): RouteMetrics {
+    let r = this.#routes.get(route);
+    if (!r) this.#routes.set(route, r = new RouteMetrics(route, this.#points));
+    return r;
+  }
+
+  collect(): Promise<CollectionResult> {
+    const startTime = this.#start;
+    const endTime = hrTime();
+    const points = this.#points;
+    const metrics: MetricData[] = [
+      {
+        descriptor: {
+          name: "http.server.requests",
+          description: "HTTP requests handled, by route, method and status",
+          unit: "",
+          valueType: ValueType.INT,
+        },
+        aggregationTemporality: AggregationTemporality.CUMULATIVE,
+        dataPointType: DataPointType.SUM,
+        isMonotonic: true,
+        dataPoints: points.map((p) => ({
+          startTime,
+          endTime,
+          attributes: p.attributes,
+          value: p.count,
+        })),
+      },
+      histogram(
+        "http.server.request.duration",
+        "Duration of HTTP requests, by route, method and status",
+        points,
+        startTime,
+        endTime,
+      ),
+    ];
+    if (this.#waits) {
+      metrics.push(histogram(
+        "db.client.connection.wait_time",
+        "Time to obtain a PostgreSQL connection: transactions, and statements that had to wait",
+        [this.wait],
+        startTime,
+        endTime,
+      ));
+    }
+    return Promise.resolve({
+      resourceMetrics: {
+        resource: this.resource,
+        scopeMetrics: [{ scope: { name: "authsvc", version: VERSION }, metrics }],
+      },
+      errors: [],
+    });
+  }
+}
+
+function histogram(
+  name: string,
+  description: string,
+  points: Point[],
+  startTime: [number, number],
+  endTime: [number, number],
+): MetricData {
+  return {
+    descriptor: { name, description, unit: "s", valueType: ValueType.DOUBLE },
+    aggregationTemporality: AggregationTemporality.CUMULATIVE,
+    dataPointType: DataPointType.HISTOGRAM,
+    dataPoints: points.map((p) => ({
+      startTime,
+      endTime,
+      attributes: p.attributes,
+      value: {
+        buckets: { boundaries: p.bounds as number[], counts: p.buckets.slice() },
+        sum: p.sum,
+        count: p.count,
+        min: p.min,
+        max: p.max,
+      },
+    })),
+  };
+}
+
+function hrTime(): [number, number] {
+  const ms = Date.now();
+  return [Math.floor(ms / 1000), (ms % 1000) * 1e6];
+}
 
 function str(v: unknown, fallback: string): string {
   return typeof v === "string" && v ? v : fallback;
@@ -33,21 +222,11 @@ export class Metrics {
   readonly #stop: (() => Promise<void> | void)[] = [];
   /** Where the Prometheus text is served (`http://host:port/`), when that exporter runs. */
   prometheusUrl = "";
-  #requests;
-  #duration;
+  readonly #requests: RequestMetrics;
 
-  private constructor(provider: MeterProvider, meter: Meter) {
+  private constructor(provider: MeterProvider, requests: RequestMetrics) {
     this.#provider = provider;
-    this.#requests = meter.createCounter("http.server.requests", {
-      description: "HTTP requests handled, by route, method and status",
-    });
-    this.#duration = meter.createHistogram("http.server.request.duration", {
-      description: "Duration of HTTP requests, by route, method and status",
-      unit: "s",
-      advice: {
-        explicitBucketBoundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      },
-    });
+    this.#requests = requests;
   }
 
   /**
@@ -56,12 +235,17 @@ export class Metrics {
    */
   static async start(config: Config, events: Events, log: Logger, db?: Db): Promise<Metrics> {
     const resource = otelResource(config);
+    const requests = new RequestMetrics(resource);
+    const metricProducers = [requests];
     let m: Metrics;
     if (config.metrics.exporter === "prometheus") {
       const prometheus = await import("@opentelemetry/exporter-prometheus");
-      const exporter = new prometheus.PrometheusExporter({ preventServerStart: true });
+      const exporter = new prometheus.PrometheusExporter({
+        preventServerStart: true,
+        metricProducers,
+      });
       const provider = new MeterProvider({ resource, readers: [exporter] });
-      m = new Metrics(provider, provider.getMeter("authsvc", VERSION));
+      m = new Metrics(provider, requests);
       m.#servePrometheus(config, exporter, new prometheus.PrometheusSerializer(), log);
     } else {
       const o = otlpOptions(config, "metrics", log);
@@ -73,6 +257,7 @@ export class Metrics {
       const interval = otelInt(config, "OTEL_METRIC_EXPORT_INTERVAL", 60000);
       const reader = new PeriodicExportingMetricReader({
         exporter,
+        metricProducers,
         exportIntervalMillis: interval,
         exportTimeoutMillis: Math.min(
           interval,
@@ -80,7 +265,7 @@ export class Metrics {
         ),
       });
       const provider = new MeterProvider({ resource, readers: [reader] });
-      m = new Metrics(provider, provider.getMeter("authsvc", VERSION));
+      m = new Metrics(provider, requests);
       log.info("metrics enabled", { exporter: "otlp", protocol: o.protocol, endpoint: o.url });
     }
     const meter = m.#provider.getMeter("authsvc", VERSION);
@@ -90,17 +275,9 @@ export class Metrics {
     return m;
   }
 
-  /** Counts one handled request. */
-  recordRequest(method: string, route: string, status: number, durationSec: number): void {
-    const attrs: Attrs = {
-      "http.request.method": method,
-      "http.route": route,
-      "http.response.status_code": status,
-      "url.scheme": "http",
-    };
-    if (status >= 500) attrs["error.type"] = String(status);
-    this.#requests.add(1, attrs);
-    this.#duration.record(durationSec, attrs);
+  /** Where the requests of `route` (parametrised, or "unmatched") are counted. */
+  route(route: string): RouteMetrics {
+    return this.#requests.route(route);
   }
 
   /** Exports what is pending and stops the exporter (and its listener). */
@@ -151,14 +328,6 @@ export class Metrics {
       description: "Callers waiting for a PostgreSQL connection",
       unit: "{request}",
     }).addCallback((r) => r.observe(monitor.stats().pending, pool));
-    const wait = meter.createHistogram("db.client.connection.wait_time", {
-      description:
-        "Time to obtain a PostgreSQL connection: transactions, and statements that had to wait",
-      unit: "s",
-      advice: {
-        explicitBucketBoundaries: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10],
-      },
-    });
     const poolTimeouts = meter.createCounter("db.client.connection.timeouts", {
       description: "Waits for a PostgreSQL connection given up at the request's deadline",
     });
@@ -166,7 +335,8 @@ export class Metrics {
       description:
         "Statements given up, by reason: deadline (API_MAX_REQUEST_DURATION), client_gone, statement_timeout",
     });
-    monitor.onWait = (seconds) => wait.record(seconds, pool);
+    const requests = this.#requests;
+    monitor.onWait = (seconds) => requests.recordWait(seconds);
     monitor.onTimeout = (reason) => {
       if (reason === "pool_timeout") poolTimeouts.add(1, pool);
       else timeouts.add(1, { ...pool, reason });

@@ -1,8 +1,8 @@
 /**
  * The observers of one server, built from Config: tracing and metrics when
  * enabled. `app.ts` wraps the database with `wrapDb` before building the
- * services, calls `attach` once the services exist, and mounts
- * `requestObserver` (observe/request.ts) first of all middleware. The
+ * services, calls `attach` once the services exist, and the road
+ * (api/road.ts) runs the request observers (observe/request.ts). The
  * OpenTelemetry SDK is loaded only when one of them is enabled.
  */
 import type { Config } from "../config/mod.ts";

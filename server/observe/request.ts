@@ -1,23 +1,18 @@
 /**
- * The first middleware of every request: request id (generated, or inherited
- * from REQUEST_ID_HEADER) echoed as `X-Request-Id`, the client IP, the
- * request's async context (so every log line of the request carries its
- * request id, and every database query its deadline), its span, its metrics,
- * and one access log line with method,
- * parametrised route, status and duration. Never the query string: it may
- * carry tokens.
+ * The observers of every request (`RequestObservers`, run by the road,
+ * api/road.ts), and what they share with the database client: the request's
+ * deadline and whether its client is still there (`RequestDbScope`).
  */
-import type { MiddlewareHandler } from "../../deps.ts";
 import { matchedRoutes } from "hono/route";
-import type { AppEnv, Ctx } from "../api/context.ts";
+import type { Ctx } from "../api/context.ts";
 import type { Services } from "../services.ts";
-import { setHeaderAfter } from "../api/headers.ts";
 import { resolveClientIp } from "../security/client_ip.ts";
-import { type RequestStore, requestStore } from "./log.ts";
+import type { RequestStore } from "./log.ts";
 import type { Observability } from "./observability.ts";
-import { SpanStatusCode } from "../../deps.ts";
+import { type Span, SpanStatusCode } from "../../deps.ts";
 import type { QueryScope } from "../db/pg/connection.ts";
 import type { Logger } from "./log.ts";
+import type { RouteMetrics } from "./metrics.ts";
 
 /**
  * What the database queries of one request follow (db/pg/pool.ts): its deadline
@@ -97,82 +92,116 @@ export function routeOf(c: Ctx): string {
   return "";
 }
 
-/** Builds the request observer of one server. */
-export function requestObserver(s: Services, obs: Observability): MiddlewareHandler<AppEnv> {
-  const config = s.config;
-  const log = s.log;
-  return async (c, next) => {
+/** What the console counts of each request (console/figures.ts). */
+export interface RequestFigures {
+  observe(method: string, path: string, status: number): void;
+}
+
+/** What the observers keep of one route, made once when the road is compiled. */
+export interface RouteWatch {
+  /** The parametrised route (`/admin/users/{user_id}`), or "unmatched". */
+  readonly route: string;
+  /** The route's access log line (LOG_LEVEL info), or null. */
+  readonly access: ReturnType<Logger["accessLine"]>;
+  /** The route's request metrics (METRICS_ENABLED), or undefined. */
+  readonly metrics: RouteMetrics | undefined;
+}
+
+/** One request as the observers follow it: its async context (log.ts) and its start. */
+export interface RequestTrack extends RequestStore {
+  requestId: string;
+  dbScope: RequestDbScope;
+  started: number;
+  ip: string;
+  span?: Span;
+}
+
+/**
+ * The observers of every request (api/road.ts calls `begin` first and `end`
+ * last): the request id (generated, or inherited from REQUEST_ID_HEADER),
+ * the client IP, the request's async context (so every log line of the
+ * request carries its request id, and every database query its deadline),
+ * its span, its metrics, the console's figures, and one access log line with
+ * method, parametrised route, status and duration. Never the query string:
+ * it may carry tokens.
+ */
+export class RequestObservers {
+  readonly #s: Services;
+  readonly #obs: Observability;
+  readonly #figures: RequestFigures | undefined;
+  readonly #idHeader: string;
+  readonly #maxMs: number;
+
+  constructor(s: Services, obs: Observability, figures?: RequestFigures) {
+    this.#s = s;
+    this.#obs = obs;
+    this.#figures = figures;
+    this.#idHeader = s.config.api.requestIdHeader;
+    this.#maxMs = s.config.api.maxRequestDurationMs;
+  }
+
+  /** The observers' part of `route` (hono's path, `/admin/users/:user_id`, or "unmatched"). */
+  watch(route: string): RouteWatch {
+    const r = route === "unmatched" ? route : otelRoute(route);
+    return { route: r, access: this.#s.log.accessLine(r), metrics: this.#obs.metrics?.route(r) };
+  }
+
+  /** A request starts: its id, services and client IP go into `c`. */
+  begin(c: Ctx, watch: RouteWatch): RequestTrack {
     const started = performance.now();
-    const inherited = config.api.requestIdHeader
-      ? c.req.header(config.api.requestIdHeader)?.trim()
-      : undefined;
-    const requestId = requestIdOf(inherited);
+    const raw = c.req.raw;
+    const headers = raw.headers;
+    const requestId = requestIdOf(this.#idHeader ? headers.get(this.#idHeader)?.trim() : undefined);
+    const s = this.#s;
     c.set("requestId", requestId);
-    c.header("x-request-id", requestId);
     c.set("services", s);
-    const ip = resolveClientIp(config, c.req.raw.headers, c.env?.remoteAddr ?? "");
+    const ip = resolveClientIp(s.config, headers, c.env?.remoteAddr ?? "");
     c.set("clientIp", ip);
-    const method = methodLabel(c.req.method);
-    // The route is only read by tracing, metrics and the access log: with all three off (the
-    // usual production setting of LOG_LEVEL=warn and above) it is not computed at all.
-    const logRequests = log.enabled("info");
-    const route = obs.tracing || obs.metrics || logRequests ? routeOf(c) : "";
-    const maxMs = config.api.maxRequestDurationMs;
+    const maxMs = this.#maxMs;
     const dbScope = new RequestDbScope(
       maxMs > 0 ? started + maxMs : Infinity,
-      c.req.raw,
-      log,
+      raw,
+      s.log,
       requestId,
     );
-    const store: RequestStore = { requestId, dbScope };
-    const span = obs.tracing?.startRequestSpan(method, route, c.req.raw.headers);
-    if (span && method === "_OTHER") {
-      span.setAttribute("http.request.method_original", c.req.method);
+    const track: RequestTrack = { requestId, dbScope, started, ip };
+    const tracing = this.#obs.tracing;
+    if (tracing) {
+      const method = methodLabel(raw.method);
+      const span = tracing.startRequestSpan(method, watch.route, headers);
+      if (method === "_OTHER") span.setAttribute("http.request.method_original", raw.method);
+      track.span = span;
+      track.tracer = tracing.tracer;
     }
-    if (span && obs.tracing) {
-      store.span = span;
-      store.tracer = obs.tracing.tracer;
-    }
-    try {
-      await requestStore.run(store, next);
-    } finally {
-      dbScope.answered();
-      const status = c.res.status;
-      const durationSec = (performance.now() - started) / 1000;
-      if (span) {
-        span.setAttribute("http.route", route);
-        span.setAttribute("http.response.status_code", status);
-        const url = new URL(c.req.url);
-        span.setAttribute("url.path", url.pathname); // never the query: it may carry tokens
-        span.setAttribute("url.scheme", url.protocol.replace(":", ""));
-        const ua = c.req.header("user-agent");
-        if (ua) span.setAttribute("user_agent.original", ua.slice(0, 500));
-        if (status >= 500) span.setAttribute("error.type", String(status));
-        if (ip) span.setAttribute("client.address", ip);
-        let params: Record<string, string> = {};
-        try {
-          params = route ? c.req.param() as Record<string, string> : {};
-        } catch { /* no params */ }
-        for (const [k, v] of Object.entries(params)) span.setAttribute(`http.route.params.${k}`, v);
-        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-      }
-      obs.metrics?.recordRequest(method, route || "unmatched", status, durationSec);
-      if (logRequests) {
-        requestStore.run(store, () =>
-          log.info("request", {
-            method: c.req.method,
-            route: route || "unmatched",
-            status,
-            duration_ms: Math.round(durationSec * 100000) / 100,
-            remote_addr: ip,
-          }));
-      }
-      // Set before the handler ran (into the headers its response is built with); a handler
-      // that returned a Response of its own gets it now.
-      if (c.res.headers.get("x-request-id") !== requestId) {
-        setHeaderAfter(c, { "x-request-id": requestId });
-      }
-    }
-  };
+    return track;
+  }
+
+  /** The request is answered with `status` (its database scope already told, api/road.ts). */
+  end(c: Ctx, track: RequestTrack, watch: RouteWatch, status: number): void {
+    const ms = performance.now() - track.started;
+    const method = c.req.method;
+    if (track.span) endSpan(c, track.span, watch.route, status, track.ip);
+    watch.metrics?.record(method, status, ms / 1000);
+    this.#figures?.observe(method, c.req.path, status);
+    watch.access?.(track.requestId, method, status, ms, track.ip);
+  }
+}
+
+function endSpan(c: Ctx, span: Span, route: string, status: number, ip: string): void {
+  span.setAttribute("http.route", route);
+  span.setAttribute("http.response.status_code", status);
+  const url = new URL(c.req.url);
+  span.setAttribute("url.path", url.pathname); // never the query: it may carry tokens
+  span.setAttribute("url.scheme", url.protocol.replace(":", ""));
+  const ua = c.req.header("user-agent");
+  if (ua) span.setAttribute("user_agent.original", ua.slice(0, 500));
+  if (status >= 500) span.setAttribute("error.type", String(status));
+  if (ip) span.setAttribute("client.address", ip);
+  let params: Record<string, string> = {};
+  try {
+    params = route !== "unmatched" ? c.req.param() as Record<string, string> : {};
+  } catch { /* no params */ }
+  for (const [k, v] of Object.entries(params)) span.setAttribute(`http.route.params.${k}`, v);
+  if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
 }

@@ -1,7 +1,7 @@
 /**
  * The fuzz run: one server process on PostgreSQL (so its memory can be
  * measured), a second one on the same database with the operators' console
- * enabled (the console turns the lanes of the first off, api/lanes.ts), a
+ * enabled (its routes mounted on the same road, api/road.ts), a
  * real SMTP server, an SMS gateway fake and a local OpenID issuer whose
  * validly signed ID tokens carry hostile claims (claims.ts); for each pass
  * every route of routes.ts and console_routes.ts driven with `perRoute`
