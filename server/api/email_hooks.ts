@@ -12,7 +12,7 @@
  */
 import { readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
-import { emailChangeLimitKey, sendActionMail, sendEmailChangeMails } from "../mail/flows.ts";
+import { emailChangeLimitKey, sendActionMail, sendEmailChangeMails } from "../auth/action_mail.ts";
 import type { UserRow } from "../auth/users.ts";
 import { clientIp } from "./context.ts";
 import { ApiError } from "./errors.ts";

@@ -25,13 +25,13 @@
  * - DELETE /user/identities/<identity_id> unlinks one (never the last).
  */
 import { ConnectionError, generatePkce, OAuthError } from "../../mod.ts";
-import { randomToken } from "../auth/crypto.ts";
+import { randomToken } from "../util/crypto.ts";
 import { type OpenedState, StateError } from "../auth/oauth_state.ts";
 import { createFlowState, issueAuthCode, readPkceParams } from "../auth/pkce.ts";
 import { isRedirectAllowed, verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
-import { signInUser } from "../providers/accounts.ts";
-import { checkLinkable, linkIdentity, unlinkIdentity } from "../providers/identities.ts";
+import { signInUser } from "../auth/accounts.ts";
+import { checkLinkable, linkIdentity, unlinkIdentity } from "../auth/identities.ts";
 import { ProviderRegistry } from "../providers/registry.ts";
 import { ProviderError } from "../providers/types.ts";
 import type { Services } from "../services.ts";

@@ -17,7 +17,7 @@ import { checkPassword } from "../auth/pwned.ts";
 import { vouchedByAdmin } from "../auth/email_change.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { isUniqueViolation, type UserRow, userToJson } from "../auth/users.ts";
-import { type EmailAction, generateActionLink } from "../mail/flows.ts";
+import { type EmailAction, generateActionLink } from "../auth/action_mail.ts";
 import type { Services } from "../services.ts";
 import { userCreated } from "../auth/hooks_install.ts";
 import { clientIp, type Ctx } from "./context.ts";

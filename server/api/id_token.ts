@@ -9,8 +9,8 @@
  * providers/id_token_grant.ts; the account decision is the redirect flow's.
  */
 import { requireLinkingAllowed } from "../auth/assurance.ts";
-import { linkIdentity } from "../providers/identities.ts";
-import { signInUser } from "../providers/accounts.ts";
+import { linkIdentity } from "../auth/identities.ts";
+import { signInUser } from "../auth/accounts.ts";
 import { verifyGrantIdToken } from "../providers/id_token_grant.ts";
 import type { Services } from "../services.ts";
 import type { UserRow } from "../auth/users.ts";

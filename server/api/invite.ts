@@ -8,7 +8,7 @@
 import { userCreated } from "../auth/hooks_install.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { isUniqueViolation, type UserRow, userToJson } from "../auth/users.ts";
-import { sendActionMail } from "../mail/flows.ts";
+import { sendActionMail } from "../auth/action_mail.ts";
 import type { Services } from "../services.ts";
 import { claimsOf, clientIp, type Ctx } from "./context.ts";
 import { ApiError } from "./errors.ts";

@@ -9,7 +9,7 @@ import { userCreated } from "../auth/hooks_install.ts";
 import { readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import { isUniqueViolation, type UserRow } from "../auth/users.ts";
-import { sendActionMail } from "../mail/flows.ts";
+import { sendActionMail } from "../auth/action_mail.ts";
 import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
 import { ApiError, unprocessable } from "./errors.ts";

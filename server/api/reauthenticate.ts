@@ -4,7 +4,7 @@
  * api/phone.ts). With SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION
  * a password change through PUT /user then needs `nonce` (api/email_hooks.ts).
  */
-import { sendActionMail } from "../mail/flows.ts";
+import { sendActionMail } from "../auth/action_mail.ts";
 import type { Services } from "../services.ts";
 import { callerOf, clientIp, type Ctx } from "./context.ts";
 import { badRequest } from "./errors.ts";

@@ -7,7 +7,7 @@
  */
 import { readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
-import { sendActionMail, withoutMail } from "../mail/flows.ts";
+import { sendActionMail, withoutMail } from "../auth/action_mail.ts";
 import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
 import { checkEmail, optString, readBody, redirectToParam } from "./input.ts";

@@ -9,7 +9,7 @@
 import { createFlowState, readPkceParams, withFlowState } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import type { UserRow } from "../auth/users.ts";
-import { sendActionMail, sendEmailChangeMails, withoutMail } from "../mail/flows.ts";
+import { sendActionMail, sendEmailChangeMails, withoutMail } from "../auth/action_mail.ts";
 import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
 import { badRequest } from "./errors.ts";

@@ -28,7 +28,7 @@ import {
   type EmailVerified,
   type EmailVerifyType,
   verifyEmailToken,
-} from "../mail/verify_email.ts";
+} from "../auth/verify_email.ts";
 import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
 import { AuthError, badRequest, statusOf } from "./errors.ts";

@@ -47,7 +47,7 @@ import {
   randomHex,
   sha256Hex,
   timingSafeEqual,
-} from "./crypto.ts";
+} from "../util/crypto.ts";
 import { type OneTimeTokenRow, OneTimeTokenStore } from "../store/one_time_tokens.ts";
 
 export type { OneTimeTokenRow } from "../store/one_time_tokens.ts";

@@ -34,7 +34,7 @@ import type { Db } from "../db/db.ts";
 import type { Logger } from "../observe/log.ts";
 import { renderSmsTemplate, type SmsProvider } from "../sms/mod.ts";
 import type { Clock } from "./clock.ts";
-import { randomDigits } from "./crypto.ts";
+import { randomDigits } from "../util/crypto.ts";
 import { AnswerTiming } from "../mail/timing.ts";
 import type { Events } from "./events.ts";
 import type { OneTimeTokenRow, OneTimeTokens } from "./otp.ts";

@@ -23,7 +23,7 @@ import type { Db, Queryable } from "../db/db.ts";
 import { RefreshTokenStore } from "../store/refresh_tokens.ts";
 import { type AmrEntry, type SessionRow, SessionStore } from "../store/sessions.ts";
 import type { Clock } from "./clock.ts";
-import { hmacBase64url, type HmacKey, hmacKey, randomToken } from "./crypto.ts";
+import { hmacBase64url, type HmacKey, hmacKey, randomToken } from "../util/crypto.ts";
 import { refreshTokenKey, stampedRefreshToken, stampOfKey } from "./refresh_token_format.ts";
 import type { JwtService } from "./jwt.ts";
 import { decideRefresh, MAX_GENERATIONS, reuseWindowEnd } from "./refresh_policy.ts";

@@ -13,19 +13,14 @@
  * a link of one side answers "partial" (no session) until the other side's
  * completes it (auth/email_change.ts).
  */
-import { AuthError, invalid, uniqueViolationAnswer } from "../auth/errors.ts";
-import { checkPassword } from "../auth/pwned.ts";
-import { type OneTimeTokenRow, otpInvalid } from "../auth/otp.ts";
-import {
-  confirmAddressNow,
-  isUnproven,
-  signupClaimOf,
-  verifyMaySetPassword,
-} from "../auth/confirm.ts";
-import type { UserRow } from "../auth/users.ts";
-import { normalizeEmail } from "../auth/users.ts";
-import { BOTH_CONFIRMED, sideOf } from "../auth/email_change.ts";
-import type { Services } from "../services.ts";
+import { AuthError, invalid, uniqueViolationAnswer } from "./errors.ts";
+import { checkPassword } from "./pwned.ts";
+import { type OneTimeTokenRow, otpInvalid } from "./otp.ts";
+import { confirmAddressNow, isUnproven, signupClaimOf, verifyMaySetPassword } from "./confirm.ts";
+import type { UserRow } from "./users.ts";
+import { normalizeEmail } from "./users.ts";
+import { BOTH_CONFIRMED, sideOf } from "./email_change.ts";
+import type { Domain } from "./deps.ts";
 
 /** The e-mail verification types of /verify. */
 export const EMAIL_VERIFY_TYPES = [
@@ -72,7 +67,7 @@ const LINK_TYPE: Record<string, string> = {
 };
 
 async function findTokenOwner(
-  s: Services,
+  s: Domain,
   type: EmailVerifyType,
   cred: EmailCredential,
 ): Promise<UserRow | null> {
@@ -101,7 +96,7 @@ function passwordNotHere(): AuthError {
  * user as is.
  */
 export async function verifyEmailToken(
-  s: Services,
+  s: Domain,
   type: EmailVerifyType,
   cred: EmailCredential,
   opts: { password?: string; passwordRequired?: boolean; ip?: string } = {},
@@ -176,7 +171,7 @@ export async function verifyEmailToken(
 }
 
 async function applyEmailChange(
-  s: Services,
+  s: Domain,
   user: UserRow,
   token: OneTimeTokenRow,
   ip?: string,
