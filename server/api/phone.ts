@@ -21,7 +21,8 @@
 import { userCreated } from "../auth/hooks_install.ts";
 import { confirmAddressNow, isUnproven, signupClaimOf, signupTokenData } from "../auth/confirm.ts";
 import { parsePhone, type PhoneCodeType, SMS_CODE_KIND } from "../auth/phone.ts";
-import { bannedError, isBanned, type TokenSet } from "../auth/sessions.ts";
+import { refuseBanned } from "../auth/ban.ts";
+import type { TokenSet } from "../auth/sessions.ts";
 import { isUniqueViolation, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
@@ -141,7 +142,7 @@ export async function verifyByPhone(
   let user = await s.users.findById(row.user_id);
   if (!user) throw new ApiError(403, "otp_expired", "Token has expired or is invalid");
   const now = s.clock.now();
-  if (isBanned(user, now)) throw bannedError();
+  refuseBanned(user, now);
   const ip = clientIp(c);
   if (type === "sms") {
     if (user.phone !== phone) {

@@ -4,6 +4,7 @@
  * (e-mail or phone), `refresh_token`, `pkce` (the code of a PKCE flow,
  * auth/pkce.ts) and `id_token` (a native app's ID token, id_token.ts).
  */
+import { refuseBanned } from "../auth/ban.ts";
 import { exchangeAuthCode } from "../auth/pkce.ts";
 import { idTokenGrant } from "./id_token.ts";
 import { weakPasswordInfo } from "../auth/pwned.ts";
@@ -12,7 +13,7 @@ import { RefreshTokenReusedError, type TokenSet } from "../auth/sessions.ts";
 import { normalizePhone, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
-import { ApiError, AuthError, badRequest, unprocessable } from "./errors.ts";
+import { ApiError, badRequest, unprocessable } from "./errors.ts";
 import { type Body, optString, readBody } from "./input.ts";
 import { tokenSetResponse } from "./headers.ts";
 
@@ -59,9 +60,7 @@ export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Re
   if (user?.encrypted_password) await passwordAttempt(s, user, ok, clientIp(c)); // auth hook
   if (!user || !user.encrypted_password || !ok) throw invalidCredentials();
   const now = s.clock.now();
-  if (user.banned_until && new Date(user.banned_until) > now) {
-    throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
-  }
+  refuseBanned(user, now, "oauth");
   if (email && !user.email_confirmed_at) {
     throw new ApiError(400, "email_not_confirmed", "Email not confirmed");
   }

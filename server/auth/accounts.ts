@@ -11,6 +11,7 @@
  * confirms it by the one rule of auth/confirm.ts first: the provider proved
  * ownership, the squatter's password, identities and sessions must not survive.
  */
+import { refuseBanned } from "./ban.ts";
 import { userCreated } from "./hooks_install.ts";
 import { AuthError } from "./errors.ts";
 import type { ProviderName } from "../config/mod.ts";
@@ -61,9 +62,7 @@ export function identityData(u: ProviderUser): Record<string, unknown> {
 
 /** 403 user_banned while the user is banned. */
 export function bannedCheck(s: Domain, user: UserRow): void {
-  if (user.banned_until && new Date(user.banned_until) > s.clock.now()) {
-    throw new AuthError("user_banned", "User is banned");
-  }
+  refuseBanned(user, s.clock.now());
 }
 
 /** The identity of (provider, provider id), if any. */

@@ -21,6 +21,7 @@
  * day (or MAILER_OTP_EXP, when longer: its link may still come back). Every
  * exchange prunes such flows, at most every 10 minutes per process.
  */
+import { refuseBanned } from "./ban.ts";
 import { AuthError, invalid } from "./errors.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
@@ -201,9 +202,7 @@ export async function exchangeAuthCode(
   }
   let user = await s.users.findById(flow.user_id);
   if (!user) throw new AuthError("user_not_found", "User not found");
-  if (user.banned_until && new Date(user.banned_until).getTime() > now) {
-    throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
-  }
+  refuseBanned(user, new Date(now), "oauth");
   // Every check passed: only now is the code used up, once (a concurrent exchange that
   // used it first leaves nothing here).
   if (!await flows(db).consume(flow.id, codeHash)) throw flowStateNotFound();

@@ -43,6 +43,7 @@ import {
 } from "./users.ts";
 import { type AuditEntry, type AuditLog, auditPayload } from "./audit.ts";
 import { factorToJson } from "./mfa.ts";
+import { bannedError, isBanned } from "./ban.ts";
 import type { FactorRow } from "../store/factors.ts";
 
 export type { AmrEntry, SessionRow } from "../store/sessions.ts";
@@ -113,16 +114,6 @@ export interface IssueOpts {
   ip?: string;
   /** The audit entry of the sign-in, written with the session (its ip: `ip`). */
   audit?: Omit<AuditEntry, "ip">;
-}
-
-/** user_banned, GoTrue's answer to a banned user wherever tokens would be issued. */
-export function bannedError(): AuthError {
-  return new AuthError("user_banned", "User is banned");
-}
-
-/** True while `user` is banned at `now`. */
-export function isBanned(user: Pick<UserRow, "banned_until">, now: Date): boolean {
-  return !!user.banned_until && new Date(user.banned_until) > now;
 }
 
 /**
@@ -292,9 +283,7 @@ export class Sessions {
   async #notIssued(userId: string, q: Queryable, sessionId?: string): Promise<AuthError> {
     const user = await this.users.findById(userId, q);
     if (!user) return new AuthError("user_not_found", "User not found");
-    if (user.banned_until && new Date(user.banned_until) > this.clock.now()) {
-      return bannedError();
-    }
+    if (isBanned(user, this.clock.now())) return bannedError();
     if (sessionId) {
       return new AuthError(
         "session_not_found",
@@ -513,7 +502,7 @@ export class Sessions {
     if ("set" in outcome && outcome.set) return outcome.set;
     switch (outcome.error) {
       case "banned":
-        throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
+        throw bannedError("oauth");
       case "expired":
         throw new AuthError("session_expired", "Invalid Refresh Token: Session Expired");
       case "limit":

@@ -13,6 +13,7 @@
  * a link of one side answers "partial" (no session) until the other side's
  * completes it (auth/email_change.ts).
  */
+import { refuseBanned } from "./ban.ts";
 import { AuthError, invalid, uniqueViolationAnswer } from "./errors.ts";
 import { checkPassword } from "./pwned.ts";
 import { type OneTimeTokenRow, otpInvalid } from "./otp.ts";
@@ -118,9 +119,7 @@ export async function verifyEmailToken(
   let user = await s.users.findById(token.user_id);
   if (!user) throw otpInvalid();
   const now = s.clock.now();
-  if (user.banned_until && new Date(user.banned_until) > now) {
-    throw new AuthError("user_banned", "User is banned");
-  }
+  refuseBanned(user, now);
   const linkType = LINK_TYPE[token.token_type] ?? type;
   const firstConfirmation = !user.email_confirmed_at;
 
