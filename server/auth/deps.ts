@@ -57,3 +57,12 @@ export interface Domain {
   /** Sealed, single-use OAuth states of /authorize and /callback (auth/oauth_state.ts). */
   oauthStates: OAuthStates;
 }
+
+/** Who asked, as the use cases record it (audit entries, sessions, hooks). */
+export interface RequestMeta {
+  /** The client's IP address ("" when unknown). */
+  ip: string;
+  userAgent?: string;
+  /** Aborted when the client went away (a password hash not yet begun is skipped). */
+  signal?: AbortSignal;
+}

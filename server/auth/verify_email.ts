@@ -21,7 +21,8 @@ import { confirmAddressNow, isUnproven, signupClaimOf, verifyMaySetPassword } fr
 import type { UserRow } from "./users.ts";
 import { normalizeEmail } from "./users.ts";
 import { BOTH_CONFIRMED, sideOf } from "./email_change.ts";
-import type { Domain } from "./deps.ts";
+import type { Domain, RequestMeta } from "./deps.ts";
+import type { TokenSet } from "./sessions.ts";
 
 /** The e-mail verification types of /verify. */
 export const EMAIL_VERIFY_TYPES = [
@@ -230,4 +231,19 @@ async function applyEmailChange(
 /** user_metadata with `email_verified: true`, as GoTrue's User.Confirm writes it. */
 export function verifiedMeta(user: { raw_user_meta_data: Record<string, unknown> | null }) {
   return { ...(user.raw_user_meta_data ?? {}), email_verified: true };
+}
+
+/** The session a verified link or code signs its user into. */
+export async function verifiedSession(
+  s: Domain,
+  v: EmailVerified,
+  meta: RequestMeta,
+): Promise<TokenSet> {
+  const set = await s.sessions.issue(v.user, {
+    method: "otp",
+    ip: meta.ip,
+    userAgent: meta.userAgent,
+  });
+  s.events.emit("signin", { method: v.type === "magiclink" ? "magiclink" : "otp" });
+  return set;
 }

@@ -23,6 +23,8 @@ interface Source {
   imports: string[];
   /** Its string and template literals. */
   literals: string[];
+  /** The callee of every call, as written (`s.audit.record`, `sendActionMail`). */
+  calls: string[];
 }
 
 function sources(): Source[] {
@@ -47,12 +49,14 @@ function read(file: URL): Source {
   );
   const imports: string[] = [];
   const literals: string[] = [];
+  const calls: string[] = [];
   const target = (spec: string) => {
     if (!spec.startsWith(".")) return spec;
     const abs = new URL(spec, file).pathname;
     return abs.startsWith(SERVER.pathname) ? abs.slice(SERVER.pathname.length) : abs;
   };
   const visit = (n: ts.Node) => {
+    if (ts.isCallExpression(n)) calls.push(n.expression.getText(sf).replace(/\s+/g, ""));
     if (
       (ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier &&
       ts.isStringLiteral(n.moduleSpecifier)
@@ -71,7 +75,7 @@ function read(file: URL): Source {
     ts.forEachChild(n, visit);
   };
   visit(sf);
-  return { path: file.pathname.slice(SERVER.pathname.length), imports, literals };
+  return { path: file.pathname.slice(SERVER.pathname.length), imports, literals, calls };
 }
 
 const SQL = /\b(SELECT\b[\s\S]*\bFROM|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM)\b/;
@@ -207,7 +211,7 @@ function cycles(sources: Source[]): string[][] {
 }
 
 Deno.test("the cycle finder finds a cycle", () => {
-  const src = (path: string, imports: string[]) => ({ path, imports, literals: [] });
+  const src = (path: string, imports: string[]) => ({ path, imports, literals: [], calls: [] });
   assert.deepEqual(
     cycles([src("a.ts", ["b.ts"]), src("b.ts", ["c.ts"]), src("c.ts", ["a.ts"]), src("d.ts", [])]),
     [["a.ts", "b.ts", "c.ts"]],
@@ -215,13 +219,45 @@ Deno.test("the cycle finder finds a cycle", () => {
 });
 
 Deno.test("no import cycle under server/ (type imports count)", () => {
-  // The sign-up and user-update rules still in server/api/ import each other; they move to auth/.
-  const pending = [
-    "api/email_hooks.ts",
-    "api/phone.ts",
-    "api/signup.ts",
-    "api/signup_duplicate.ts",
-    "api/user.ts",
-  ];
-  assert.deepEqual(cycles(all).filter((c) => c.join() !== pending.join()), []);
+  assert.deepEqual(cycles(all), []);
+});
+
+/**
+ * What only a use case does (issue 39): audit entries, user writes, mail and
+ * SMS sends, clean-up after failures. A handler parses, makes one use-case
+ * call and answers.
+ */
+const DECISIONS: readonly [string, RegExp][] = [
+  ["audit entry", /\.audit\.record$/],
+  [
+    "user write",
+    /\.users\.(create|createWithIdentities|update|updateMerging|delete|softDelete|syncLocalIdentity|createIdentity|deleteIdentity|deleteIdentitiesExcept|addProvider|touchIdentity|transaction)$|^(userCreated|softDeleteUser|updateUserAsAdmin|linkIdentity|unlinkIdentity|signInUser)$/,
+  ],
+  [
+    "mail or SMS send",
+    /\.mailer\.(send|notify)$|\.sms\.send\w*$|^(sendActionMail|sendEmailChangeMails|withoutMail|generateActionLink)$/,
+  ],
+  [
+    "clean-up or session write",
+    /\.otp\.(revoke\w*|issue)$|\.mfa\.(deleteFactor|updateFactor|enroll)$|\.sessions\.(logout|endAll|issue|signUp|reissue|refresh)$/,
+  ],
+];
+
+function decisionsIn(sources: Source[]): string[] {
+  return sources.flatMap((s) =>
+    s.calls.flatMap((call) =>
+      DECISIONS.filter(([, re]) => re.test(call)).map(([what]) => `${s.path}: ${what} (${call})`)
+    )
+  );
+}
+
+Deno.test("the decision scan finds the use cases' audit entries, writes and sends", () => {
+  const found = decisionsIn(all.filter((s) => s.path.startsWith("auth/")));
+  for (const [what] of DECISIONS) {
+    assert.ok(found.some((f) => f.includes(`: ${what} (`)), `no ${what} found under auth/`);
+  }
+});
+
+Deno.test("handlers in server/api/ write no audit entry, user, mail, SMS or clean-up", () => {
+  assert.deepEqual(decisionsIn(all.filter((s) => s.path.startsWith("api/"))), []);
 });
