@@ -7,7 +7,7 @@
  *   `prompt`, WorkOS's `connection` ...).
  * - GET /callback (POST for apple's form_post) checks the state, exchanges
  *   the code with the client library, reads the user, finds or creates the
- *   account (providers/accounts.ts) and redirects to the target with the
+ *   account (auth/accounts.ts) and redirects to the target with the
  *   session in the fragment, or with `?code=` in the PKCE flow
  *   (`POST /token?grant_type=pkce`). Every failure redirects with `error`,
  *   `error_code` and `error_description` in the query and the fragment.

@@ -252,7 +252,7 @@ export class OneTimeTokens {
   }
 }
 
-/** A link token without the "pkce_" prefix a PKCE flow's links carry (mail/flows.ts). */
+/** A link token without the "pkce_" prefix a PKCE flow's links carry (auth/action_mail.ts). */
 function withoutPkcePrefix(token: string): string {
   return token.startsWith("pkce_") ? token.slice(5) : token;
 }
