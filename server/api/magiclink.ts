@@ -5,7 +5,7 @@
  * disabled it is refused with 422 signup_disabled, as GoTrue does. Magic
  * links to one address: one per SMTP_LINK_FREQUENCY (60 s).
  */
-import { sendLoginMail as sendSignInMail } from "../auth/mail_flows.ts";
+import { sendSignInMail } from "../auth/mail_flows.ts";
 import { readPkceParams } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
 import type { Services } from "../services.ts";

@@ -29,7 +29,7 @@ export interface MailRequest {
  * `createUser` false: an unknown address gets nothing and 422 otp_disabled,
  * as in GoTrue; with sign-ups off, 422 signup_disabled.
  */
-export async function sendLoginMail(
+export async function sendSignInMail(
   d: Domain,
   r: MailRequest & { createUser: boolean; data: Record<string, unknown> },
   meta: RequestMeta,

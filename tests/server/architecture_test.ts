@@ -1,8 +1,11 @@
 /**
- * The direction of the imports under server/ (docs/architecture.md): a
- * request goes api → domain (auth, mail, sms, providers) → store → db, and no
- * import runs the other way. Reads the source with the TypeScript parser;
- * needs no database.
+ * The layers under server/ (docs/architecture.md, "Layers"): a request goes
+ * api → auth (the use cases) → store → db, and auth calls the adapters mail,
+ * sms and providers. No import runs the other way, the adapters take from
+ * auth/ only its error type, nothing below api/ imports the service container,
+ * no import cycle exists, and a handler in api/ writes no audit entry, user,
+ * mail, SMS or clean-up of its own. Reads the source with the TypeScript
+ * parser; needs no database.
  */
 import assert from "node:assert/strict";
 import ts from "typescript";
