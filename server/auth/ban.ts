@@ -6,7 +6,7 @@
  * the answer is GoTrue's 403 `user_banned` "User is banned", 400 where a token
  * grant refuses it (`situation: "oauth"`, RFC 6749 section 5.2).
  */
-import { AuthError, type Situation } from "./errors.ts";
+import { AuthError } from "./errors.ts";
 
 /** What the check reads of a user. */
 export interface Bannable {
@@ -18,12 +18,14 @@ export function isBanned(user: Bannable, now: Date): boolean {
   return !!user.banned_until && new Date(user.banned_until).getTime() > now.getTime();
 }
 
-/** GoTrue's answer to a banned user. */
-export function bannedError(situation?: Situation): AuthError {
-  return new AuthError("user_banned", "User is banned", situation ? { situation } : {});
+/** GoTrue's answer to a banned user (`"oauth"`: refusing a token grant, 400). */
+export function bannedError(situation?: "oauth"): AuthError {
+  return situation === "oauth"
+    ? new AuthError("user_banned", "User is banned", { situation: "oauth" })
+    : new AuthError("user_banned", "User is banned");
 }
 
 /** Throws user_banned while `user` is banned at `now`. */
-export function refuseBanned(user: Bannable, now: Date, situation?: Situation): void {
+export function refuseBanned(user: Bannable, now: Date, situation?: "oauth"): void {
   if (isBanned(user, now)) throw bannedError(situation);
 }
