@@ -6,6 +6,7 @@
  * any time.
  */
 import type { Config } from "./config/mod.ts";
+import type { Domain } from "./auth/deps.ts";
 import type { Db } from "./db/db.ts";
 import type { Clock } from "./auth/clock.ts";
 import { JwtService } from "./auth/jwt.ts";
@@ -28,40 +29,10 @@ import { RateLimiter } from "./security/rate_limit.ts";
 import { ProviderRegistry } from "./providers/registry.ts";
 import { OAuthStates } from "./auth/oauth_state.ts";
 
-/** The services of one server. */
-export interface Services {
-  config: Config;
-  db: Db;
-  clock: Clock;
-  log: Logger;
-  jwt: JwtService;
-  users: Users;
-  sessions: Sessions;
-  passwords: PasswordHasher;
-  /** In-process domain events (metrics and tracing subscribe). */
-  events: Events;
-  /** The audit log. */
-  audit: AuditLog;
-  /** MFA factors and challenges (auth/mfa.ts). */
-  mfa: Mfa;
-  /** One-time tokens: e-mail links and codes, SMS codes, nonces (auth/otp.ts). */
-  otp: OneTimeTokens;
-  /** E-mail and SMS send limits counted in the database (auth/send_limits.ts). */
-  sendLimits: SendLimits;
-  /** Renders and sends mails; `mailer.notify(kind, user, vars)` for notifications (mail/mailer.ts). */
-  mailer: Mailer;
-  /** SMS codes to phones: `sms.sendUserCode`, `sms.verify`, `sms.sendCode` for MFA (auth/phone.ts). */
-  sms: SmsService;
-  /** Auth hooks (auth/hooks.ts). */
-  hooks: Hooks;
-  /** Deletes dead rows in the background; createApp starts it (auth/cleanup.ts). */
-  cleanup: Cleanup;
+/** The services of one server: the domain's, and what only HTTP uses. */
+export interface Services extends Domain {
   /** The per-client request limits (security/rate_limit.ts), counted by the `limit` middleware. */
   limiter: RateLimiter;
-  /** The enabled external providers (providers/registry.ts). */
-  providers: ProviderRegistry;
-  /** Sealed, single-use OAuth states of /authorize and /callback (auth/oauth_state.ts). */
-  oauthStates: OAuthStates;
   /** Run at shutdown, in reverse order of registration. */
   onClose: (() => Promise<void> | void)[];
 }

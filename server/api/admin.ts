@@ -4,168 +4,30 @@
  * `POST /admin/users/<id>` (creates the user with that id, or updates it when
  * it exists). Every call needs a role claim listed in JWT_ADMIN_ROLES.
  */
-import { checkPassword } from "../auth/pwned.ts";
-import type { LocalProvider, UserRow } from "../auth/users.ts";
-import { isUniqueViolation, userToJson } from "../auth/users.ts";
+import type { UserRow } from "../auth/users.ts";
+import { userToJson } from "../auth/users.ts";
 import { UserPages } from "../auth/user_pages.ts";
-import { confirmDepsOf, planConfirmation } from "../auth/confirm.ts";
-import { softDeleteUser, updateUserAsAdmin } from "../auth/admin_users.ts";
-import type { Services } from "../services.ts";
-import { claimsOf, clientIp, type Ctx } from "./context.ts";
 import {
-  ApiError,
-  AuthError,
-  badRequest,
-  statusOf,
-  uniqueViolationAnswer,
-  unprocessable,
-} from "./errors.ts";
+  type Actor,
+  actorOf,
+  type AdminUserParams,
+  conflict,
+  createUserAsAdmin,
+  deleteUserAsAdmin,
+  updateUserAsAdminRequest,
+} from "../auth/admin_flows.ts";
+import type { Services } from "../services.ts";
+import { claimsOf, type Ctx } from "./context.ts";
+import { ApiError, AuthError, badRequest, statusOf } from "./errors.ts";
 import { optBool, readBody, uuidParam } from "./input.ts";
-import { adminUpdateFields, type AdminUserParams, parseAdminUser } from "./admin_input.ts";
+import { parseAdminUser } from "./admin_input.ts";
+import { requestMeta } from "./meta.ts";
 import { userResponse } from "./user.ts";
+
+export { actorOf };
 
 function notFound(): ApiError {
   return new ApiError(404, "user_not_found", "User not found");
-}
-
-/** Which unique index a violation hit (or the check before the write found), as GoTrue's error. */
-function conflict(e: unknown): AuthError {
-  const answer = uniqueViolationAnswer(e);
-  if (answer) return answer;
-  const text = (e as Error).message ?? "";
-  if (/email/.test(text)) {
-    return unprocessable(
-      "A user with this email address has already been registered",
-      "email_exists",
-    );
-  }
-  if (/phone/.test(text)) {
-    return unprocessable(
-      "A user with this phone number has already been registered",
-      "phone_exists",
-    );
-  }
-  return unprocessable("A user with this id already exists", "user_already_exists");
-}
-
-async function createUser(c: Ctx, s: Services, p: AdminUserParams, actor: Actor) {
-  if (!p.email && !p.phone) {
-    throw badRequest("Cannot create a user without either an email or phone");
-  }
-  if (p.email && await s.users.findByEmail(p.email)) throw conflict(new Error("email"));
-  if (p.phone && await s.users.findByPhone(p.phone)) throw conflict(new Error("phone"));
-  if (p.password && new TextEncoder().encode(p.password).length > 72) {
-    // bcrypt reads 72 bytes; GoTrue answers its ErrPasswordTooLong with this 400.
-    throw badRequest("Password cannot be longer than 72 bytes");
-  }
-  const hash = p.passwordHash ?? (p.password ? await s.passwords.hash(p.password) : undefined);
-  const now = s.clock.now();
-  const providers: LocalProvider[] = [];
-  if (p.email) providers.push("email");
-  if (p.phone) providers.push("phone");
-  let user: UserRow;
-  try {
-    user = await s.users.createWithIdentities(
-      {
-        id: p.id,
-        aud: s.config.jwt.aud,
-        role: p.role || s.config.jwt.defaultGroupName || "authenticated",
-        email: p.email,
-        phone: p.phone,
-        encrypted_password: hash,
-        email_confirmed_at: p.email && p.emailConfirm ? now : undefined,
-        phone_confirmed_at: p.phone && p.phoneConfirm ? now : undefined,
-        raw_user_meta_data: p.userMetadata ?? {},
-        raw_app_meta_data: p.appMetadata ?? {},
-        banned_until: p.bannedUntil ?? undefined,
-      },
-      providers,
-      undefined,
-      { hooks: false }, // GoTrue's before_user_created is not asked for an admin's user
-    );
-  } catch (e) {
-    if (isUniqueViolation(e)) throw conflict(e);
-    throw e;
-  }
-  await s.audit.record({
-    action: "user_signedup",
-    ...actor,
-    logType: "team",
-    traits: { user_id: user.id, user_email: user.email ?? "", user_phone: user.phone ?? "" },
-    ip: clientIp(c),
-  });
-  s.events.emit("signup", { method: "admin" });
-  return c.json(await userResponse(s, user));
-}
-
-async function updateUser(c: Ctx, s: Services, user: UserRow, p: AdminUserParams, actor: Actor) {
-  // GoTrue checks the strength of a password an admin sets on an existing user
-  // ("" included), not of one given at creation (the admin vouches for it).
-  if (p.passwordSent !== undefined) await checkPassword(s, p.passwordSent);
-  const now = s.clock.now();
-  const hash = p.passwordHash ?? (p.password ? await s.passwords.hash(p.password) : undefined);
-  // The columns to write over a given state of the user row.
-  const build = (u: UserRow) => {
-    const fields = adminUpdateFields(u, p, hash, now);
-    // The admin vouches for the address (GoTrue): the account stays as signed up. With
-    // SECURITY_ADMIN_CONFIRM_RESETS_UNPROVEN, confirming an unproven account follows the
-    // one rule of auth/confirm.ts instead: only the password and metadata sent with the
-    // confirmation stay.
-    const confirming = (["email", "phone"] as const).filter((ch) =>
-      fields[`${ch}_confirmed_at`] !== undefined
-    );
-    const plan = confirming.length && s.config.security.adminConfirmResetsUnproven
-      ? planConfirmation({
-        ...u,
-        email: fields.email ?? u.email,
-        phone: fields.phone ?? u.phone,
-      }, {
-        channels: [...confirming],
-        signup: null,
-        password: hash,
-        data: p.userMetadata,
-        keepProviders: ["email", "phone"],
-        now,
-      })
-      : null;
-    if (plan?.reset) Object.assign(fields, plan.fields);
-    return { fields, plan };
-  };
-  let { fields, plan } = build(user);
-  // A ban takes effect at once: the user's sessions and refresh tokens end with it.
-  const banning = fields.banned_until instanceof Date && fields.banned_until > now;
-  let updated = user;
-  if (Object.keys(fields).length) {
-    try {
-      // Merged over the row as it is once locked, so concurrent updates of one user each
-      // land (metadata merges included), as they would one after the other.
-      updated = await updateUserAsAdmin(confirmDepsOf(s), user.id, (fresh) => {
-        ({ fields, plan } = build(fresh));
-        return { fields, keepProviders: plan?.reset ? plan.reset.keepProviders : undefined };
-      }, banning) ?? (() => {
-        throw notFound();
-      })();
-    } catch (e) {
-      if (isUniqueViolation(e)) throw conflict(e);
-      throw e;
-    }
-    if (fields.encrypted_password !== undefined) {
-      // A new password set by an admin ends the user's sessions, as a user's own change does.
-      await s.sessions.logout(user.id, undefined, "global");
-    }
-    await s.audit.record({
-      action: "user_modified",
-      ...actor,
-      logType: "user",
-      traits: {
-        user_id: user.id,
-        user_email: updated.email ?? "",
-        user_phone: updated.phone ?? "",
-      },
-      ip: clientIp(c),
-    });
-  }
-  return c.json(await userResponse(s, updated));
 }
 
 function positiveInt(c: Ctx, name: string, def: number, max: number): number {
@@ -235,39 +97,11 @@ async function listUsers(c: Ctx, s: Services) {
   });
 }
 
-async function deleteUser(c: Ctx, s: Services, id: string, actor: Actor) {
-  const body = await readBody(c);
-  const soft = optBool(body, "should_soft_delete") ?? false;
-  const user = await s.users.findById(id);
-  if (!user) throw notFound();
-  if (soft) {
-    // The row stays (audit, foreign keys); the addresses become free again.
-    await softDeleteUser(confirmDepsOf(s), id, s.clock.now());
-  } else {
-    await s.users.delete(id);
-  }
-  await s.audit.record({
-    action: "user_deleted",
-    ...actor,
-    logType: "team",
-    traits: { user_id: id, user_email: user.email ?? "", user_phone: user.phone ?? "", soft },
-    ip: clientIp(c),
-  });
-  return c.json({});
-}
-
-/** The admin who made a request, for the audit log. */
-interface Actor {
-  actorId: string;
-  actorUsername: string;
-}
-
-/** The admin who made a request: their id and, as GoTrue records it, their e-mail. */
-export function actorOf(claims: { sub?: unknown; email?: unknown }): Actor {
-  return {
-    actorId: typeof claims.sub === "string" ? claims.sub : "",
-    actorUsername: typeof claims.email === "string" ? claims.email : "",
-  };
+/** Applies an admin's update and answers the stored user. */
+async function updated(c: Ctx, s: Services, user: UserRow, p: AdminUserParams, actor: Actor) {
+  return c.json(
+    await userResponse(s, await updateUserAsAdminRequest(s, user, p, actor, requestMeta(c))),
+  );
 }
 
 /** GET /admin/users. */
@@ -280,7 +114,9 @@ export async function adminCreateUser(c: Ctx, s: Services): Promise<Response> {
   const claims = claimsOf(c);
   const p = parseAdminUser(await readBody(c), s.config, s.clock.now());
   if (p.id && await s.users.findById(p.id)) throw conflict(new Error("id"));
-  return await createUser(c, s, p, actorOf(claims));
+  return c.json(
+    await userResponse(s, await createUserAsAdmin(s, p, actorOf(claims), requestMeta(c))),
+  );
 }
 
 /** GET /admin/users/:user_id. */
@@ -297,7 +133,7 @@ export async function adminUpdateUser(c: Ctx, s: Services): Promise<Response> {
   const p = parseAdminUser(await readBody(c), s.config, s.clock.now());
   const user = await s.users.findById(id);
   if (!user) throw notFound();
-  return await updateUser(c, s, user, p, actorOf(claims));
+  return await updated(c, s, user, p, actorOf(claims));
 }
 
 // Spec 4: POST creates the user with that id; when it exists, it is updated.
@@ -308,14 +144,19 @@ export async function adminUpsertUser(c: Ctx, s: Services): Promise<Response> {
   const p = parseAdminUser(await readBody(c), s.config, s.clock.now());
   if (p.id && p.id !== id) throw badRequest("id in the body must match user_id of the path");
   const user = await s.users.findById(id);
-  if (user) return await updateUser(c, s, user, p, actorOf(claims));
+  if (user) return await updated(c, s, user, p, actorOf(claims));
   try {
-    return await createUser(c, s, { ...p, id }, actorOf(claims));
+    return c.json(
+      await userResponse(
+        s,
+        await createUserAsAdmin(s, { ...p, id }, actorOf(claims), requestMeta(c)),
+      ),
+    );
   } catch (e) {
     // A concurrent request with the same id created it first: answer as the request that
     // comes second does, by updating it.
     const now = e instanceof AuthError && statusOf(e) === 422 ? await s.users.findById(id) : null;
-    if (now) return await updateUser(c, s, now, p, actorOf(claims));
+    if (now) return await updated(c, s, now, p, actorOf(claims));
     throw e;
   }
 }
@@ -323,5 +164,7 @@ export async function adminUpsertUser(c: Ctx, s: Services): Promise<Response> {
 /** DELETE /admin/users/:user_id. */
 export async function adminDeleteUser(c: Ctx, s: Services): Promise<Response> {
   const claims = claimsOf(c);
-  return await deleteUser(c, s, uuidParam(c, "user_id"), actorOf(claims));
+  const soft = optBool(await readBody(c), "should_soft_delete") ?? false;
+  await deleteUserAsAdmin(s, uuidParam(c, "user_id"), soft, actorOf(claims), requestMeta(c));
+  return c.json({});
 }

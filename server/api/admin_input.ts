@@ -3,37 +3,12 @@
  * the user columns it sets. Every problem is a 4xx naming the field.
  */
 import type { Config } from "../config/mod.ts";
-import { normalizePhone, type UserFields, type UserRow } from "../auth/users.ts";
+import { normalizePhone } from "../auth/users.ts";
+import type { AdminUserParams } from "../auth/admin_flows.ts";
+export type { AdminUserParams };
 import { parseDurationMs } from "../util/duration.ts";
-import { mergeMetadata } from "./user.ts";
 import { badRequest, unprocessable } from "./errors.ts";
-import {
-  type Body,
-  checkEmail,
-  checkObjectBounds,
-  isUuid,
-  optBool,
-  optObject,
-  optString,
-} from "./input.ts";
-
-/** The admin body, checked. */
-export interface AdminUserParams {
-  id?: string;
-  email?: string;
-  phone?: string;
-  password?: string;
-  /** `password` as sent ("" included): an update checks its strength, a creation does not. */
-  passwordSent?: string;
-  passwordHash?: string;
-  emailConfirm?: boolean;
-  phoneConfirm?: boolean;
-  userMetadata?: Record<string, unknown>;
-  appMetadata?: Record<string, unknown>;
-  role?: string;
-  /** undefined: unchanged; null: unban; a Date: banned until then. */
-  bannedUntil?: Date | null;
-}
+import { type Body, checkEmail, isUuid, optBool, optObject, optString } from "./input.ts";
 
 const HASH =
   /^(\$2[abxy]\$\d{2}\$[./A-Za-z0-9]{53}|\$argon2(id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+)$/;
@@ -88,37 +63,4 @@ export function parseAdminUser(body: Body, _config: Config, now: Date): AdminUse
     }
   }
   return p;
-}
-
-/** The columns an update with these params writes to `user`. */
-export function adminUpdateFields(
-  user: UserRow,
-  p: AdminUserParams,
-  hash: string | undefined,
-  now: Date,
-): UserFields {
-  const f: UserFields = {};
-  if (p.role !== undefined) f.role = p.role;
-  if (p.email !== undefined && p.email !== user.email) f.email = p.email;
-  if (p.phone !== undefined && p.phone !== user.phone) f.phone = p.phone;
-  if (p.emailConfirm && !user.email_confirmed_at && (p.email ?? user.email)) {
-    f.email_confirmed_at = now;
-  }
-  if (p.phoneConfirm && !user.phone_confirmed_at && (p.phone ?? user.phone)) {
-    f.phone_confirmed_at = now;
-  }
-  // GoTrue's admin update: a confirmed address makes an anonymous user permanent.
-  if (user.is_anonymous && (f.email_confirmed_at || f.phone_confirmed_at)) f.is_anonymous = false;
-  if (hash !== undefined) f.encrypted_password = hash;
-  if (p.userMetadata) {
-    f.raw_user_meta_data = mergeMetadata(user.raw_user_meta_data ?? {}, p.userMetadata);
-    checkObjectBounds("user_metadata", f.raw_user_meta_data);
-  }
-  if (p.appMetadata) {
-    const { provider: _p, providers: _ps, ...rest } = p.appMetadata;
-    f.raw_app_meta_data = mergeMetadata(user.raw_app_meta_data ?? {}, rest);
-    checkObjectBounds("app_metadata", f.raw_app_meta_data);
-  }
-  if (p.bannedUntil !== undefined) f.banned_until = p.bannedUntil;
-  return f;
 }

@@ -8,10 +8,11 @@
  */
 import type { UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
-import { claimsOf, clientIp, type Ctx } from "./context.ts";
+import { claimsOf, type Ctx } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { uuidParam } from "./input.ts";
-import { actorOf } from "./admin.ts";
+import { actorOf, endSessionsAsAdmin } from "../auth/admin_flows.ts";
+import { requestMeta } from "./meta.ts";
 
 async function userOf(s: Services, id: string): Promise<UserRow> {
   const user = await s.users.findById(id);
@@ -39,15 +40,7 @@ export async function adminListSessions(c: Ctx, s: Services): Promise<Response> 
 
 /** DELETE /admin/users/:user_id/sessions: signs the user out everywhere. */
 export async function adminEndSessions(c: Ctx, s: Services): Promise<Response> {
-  const claims = claimsOf(c);
   const user = await userOf(s, uuidParam(c, "user_id"));
-  await s.sessions.endAll(user.id);
-  await s.audit.record({
-    action: "logout",
-    ...actorOf(claims),
-    logType: "account",
-    traits: { user_id: user.id, user_email: user.email ?? "", scope: "global" },
-    ip: clientIp(c),
-  });
+  await endSessionsAsAdmin(s, user, actorOf(claimsOf(c)), requestMeta(c));
   return c.json({});
 }

@@ -6,7 +6,8 @@
 import type { Context } from "../../deps.ts";
 import { adminClaims } from "../auth/admin_access.ts";
 import type { AccessClaims } from "../auth/jwt.ts";
-import { bannedError, isBanned, type SessionRow } from "../auth/sessions.ts";
+import { refuseBanned } from "../auth/ban.ts";
+import type { SessionRow } from "../auth/sessions.ts";
 import type { UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { ApiError } from "./errors.ts";
@@ -74,7 +75,7 @@ export async function requireUser(c: Ctx): Promise<Caller> {
   if (!user) throw new ApiError(403, "user_not_found", "User from sub claim in JWT does not exist");
   // A banned user's tokens open nothing, also one issued before the ban (GoTrue's
   // requireAuthentication); the ban ended their sessions too (admin.ts).
-  if (isBanned(user, s.clock.now())) throw bannedError();
+  refuseBanned(user, s.clock.now());
   let session: SessionRow | null = null;
   if (typeof claims.session_id === "string" && claims.session_id) {
     session = isUuid(claims.session_id) ? await s.sessions.findSession(claims.session_id) : null;

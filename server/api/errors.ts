@@ -110,6 +110,7 @@ export const SITUATION_STATUS: Readonly<Record<Situation, Partial<Record<ErrorCo
   hook: { mfa_verification_rejected: 403 },
   admin_token: { session_expired: 403, user_not_found: 403, bad_jwt: 400 },
   aal_gate: { insufficient_aal: 401 },
+  parameter: { validation_failed: 400 },
 };
 
 /**

@@ -7,7 +7,7 @@
  *   `prompt`, WorkOS's `connection` ...).
  * - GET /callback (POST for apple's form_post) checks the state, exchanges
  *   the code with the client library, reads the user, finds or creates the
- *   account (providers/accounts.ts) and redirects to the target with the
+ *   account (auth/accounts.ts) and redirects to the target with the
  *   session in the fragment, or with `?code=` in the PKCE flow
  *   (`POST /token?grant_type=pkce`). Every failure redirects with `error`,
  *   `error_code` and `error_description` in the query and the fragment.
@@ -25,17 +25,16 @@
  * - DELETE /user/identities/<identity_id> unlinks one (never the last).
  */
 import { ConnectionError, generatePkce, OAuthError } from "../../mod.ts";
-import { randomToken } from "../auth/crypto.ts";
+import { randomToken } from "../util/crypto.ts";
 import { type OpenedState, StateError } from "../auth/oauth_state.ts";
-import { createFlowState, issueAuthCode, readPkceParams } from "../auth/pkce.ts";
+import { readPkceParams } from "../auth/pkce.ts";
 import { isRedirectAllowed, verifyRedirectTo } from "../auth/redirect.ts";
-import type { UserRow } from "../auth/users.ts";
-import { signInUser } from "../providers/accounts.ts";
-import { checkLinkable, linkIdentity, unlinkIdentity } from "../providers/identities.ts";
+import { completeProviderSignIn, unlinkOwnIdentity } from "../auth/external_sign_in.ts";
+import { requestMeta } from "./meta.ts";
 import { ProviderRegistry } from "../providers/registry.ts";
 import { ProviderError } from "../providers/types.ts";
 import type { Services } from "../services.ts";
-import { callerOf, clientIp, type Ctx } from "./context.ts";
+import { callerOf, type Ctx } from "./context.ts";
 import { ApiError, AuthError, badRequest, statusOf } from "./errors.ts";
 import { isUuid, redirectToParam } from "./input.ts";
 import { bindingSetCookie, carriesBinding, isSecure, stateBinding } from "./oauth_binding.ts";
@@ -210,16 +209,7 @@ export async function unlink(c: Ctx, s: Services): Promise<Response> {
   const { user } = caller;
   const id = c.req.param("identity_id");
   if (!isUuid(id)) throw new ApiError(404, "validation_failed", "identity_id must be an UUID");
-  const { user: updated, identity } = await unlinkIdentity(
-    s,
-    user,
-    id.toLowerCase(),
-    clientIp(c),
-  );
-  // The mail goes to the address the user had when they unlinked.
-  await s.mailer.notify("identity_unlinked", { ...updated, email: user.email }, {
-    Provider: identity.provider,
-  });
+  await unlinkOwnIdentity(s, user, id.toLowerCase(), requestMeta(c));
   return c.json({});
 }
 
@@ -318,56 +308,22 @@ export async function callback(c: Ctx, s: Services): Promise<Response> {
       const what = e instanceof OAuthError ? "Unable to exchange external code" : e.message;
       throw new CallbackError("server_error", "oauth_provider_error", what.slice(0, 300));
     }
-    const ip = clientIp(c);
-    const pkce = !!(state.codeChallenge && state.codeChallengeMethod);
-    let user: UserRow;
-    if (state.linkUserId && pkce) {
-      // PKCE: the link is made at the code exchange, for the holder of the code_verifier
-      // (the browser that started linking). Finished in anyone else's browser (a link
-      // URL sent to a victim), the code lands where no verifier is: nothing is linked.
-      user = await checkLinkable(s, state.linkUserId, provider.spec.name, result.user);
-    } else if (state.linkUserId) {
-      // Implicit flow (auth-js's default): linked here, as GoTrue does, without a session
-      // (below). See docs/security.md: the PKCE flow is the one to use for linking.
-      user = await linkIdentity(s, state.linkUserId, provider.spec.name, result.user, ip);
-      await s.mailer.notify("identity_linked", user, { Provider: provider.spec.name });
-    } else {
-      const outcome = await signInUser(s, provider.spec.name, result.user, {
-        emailOptional: provider.spec.emailOptional === true,
-        ip,
-        redirectTo: target,
-      });
-      user = outcome.user;
-      if (outcome.linkedByEmail) {
-        await s.mailer.notify("identity_linked", user, { Provider: provider.spec.name });
-      }
-    }
+    const outcome = await completeProviderSignIn(s, {
+      provider: provider.spec.name,
+      user: result.user,
+      emailOptional: provider.spec.emailOptional === true,
+      accessToken: result.accessToken,
+      refreshToken: result.refreshToken,
+      linkUserId: state.linkUserId ?? null,
+      pkce: state.codeChallenge && state.codeChallengeMethod
+        ? { codeChallenge: state.codeChallenge, codeChallengeMethod: state.codeChallengeMethod }
+        : undefined,
+      redirectTo: target,
+    }, requestMeta(c));
     const to = new URL(target);
-    if (pkce) {
-      const flow = await createFlowState(s.db, {
-        codeChallenge: state.codeChallenge!,
-        codeChallengeMethod: state.codeChallengeMethod!,
-        authenticationMethod: "oauth",
-        providerType: provider.spec.name,
-        providerAccessToken: result.accessToken,
-        providerRefreshToken: result.refreshToken,
-        linkIdentity: state.linkUserId
-          ? { provider: provider.spec.name, user: result.user }
-          : undefined,
-      });
-      to.searchParams.set("code", await issueAuthCode(s.db, s.clock, flow.id, user.id));
-    } else if (state.linkUserId) {
-      // A link without PKCE hands out no session: whoever finishes a link URL (leaked, or
-      // sent to someone) must not receive a session of the account being linked. The app
-      // keeps the session it has and sees the new identity at its next GET /user.
-    } else {
-      const set = await s.sessions.issue(user, {
-        method: "oauth",
-        provider: provider.spec.name,
-        ip,
-        userAgent: c.req.header("user-agent")?.slice(0, 500),
-      });
-      s.events.emit("signin", { method: "oauth", provider: provider.spec.name });
+    if ("code" in outcome) to.searchParams.set("code", outcome.code);
+    else if ("set" in outcome) {
+      const set = outcome.set;
       const frag = new URLSearchParams({
         access_token: set.access_token,
         token_type: set.token_type,

@@ -12,15 +12,24 @@
  * The admin routes have one more path segment than /admin/users/<id>, so they
  * never meet the admin user routes.
  */
-import { type FactorRow, factorToJson, type FactorType } from "../auth/mfa.ts";
+import {
+  challengeFactor as challenge_,
+  deleteFactorAsAdmin,
+  enrollFactor as enroll,
+  unenrollFactor as unenroll,
+  updateFactorAsAdmin,
+  verifyFactor as verify,
+} from "../auth/factor_flows.ts";
+import { actorOf } from "../auth/admin_flows.ts";
+import { factorToJson } from "../auth/mfa.ts";
 import type { SessionRow } from "../auth/sessions.ts";
 import { newTotpSecret, otpauthUri } from "../auth/totp.ts";
 import { normalizePhone, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
-import { type Caller, callerOf, claimsOf, clientIp, type Ctx } from "./context.ts";
-import { ApiError, badRequest, uniqueViolationAnswer } from "./errors.ts";
+import { type Caller, callerOf, claimsOf, type Ctx } from "./context.ts";
+import { requestMeta } from "./meta.ts";
+import { ApiError, badRequest } from "./errors.ts";
 import { isUuid, optString, readBody, reqString, uuidParam } from "./input.ts";
-import { actorOf } from "./admin.ts";
 
 /** The caller's session, which every factor operation needs. */
 function callerSession(caller: Caller): SessionRow {
@@ -46,43 +55,6 @@ function issuerOf(s: Services, given: string | undefined): string {
   }
 }
 
-async function audit(
-  s: Services,
-  c: Ctx,
-  user: UserRow,
-  action:
-    | "factor_in_progress"
-    | "challenge_created"
-    | "verification_attempted"
-    | "factor_unenrolled",
-  traits: Record<string, unknown>,
-): Promise<void> {
-  await s.audit.record({
-    action,
-    actorId: user.id,
-    actorUsername: user.email ?? user.phone ?? "",
-    logType: "factor",
-    traits,
-    ip: clientIp(c),
-  });
-}
-
-/**
- * Enrolls a factor. The name check runs under the user's lock, so only a name the check and
- * the unique index compare differently could slip through it: the index's 422
- * mfa_factor_name_conflict is the answer then too, never a 500.
- */
-async function enroll(
-  s: Services,
-  ...args: Parameters<Services["mfa"]["enroll"]>
-): Promise<FactorRow> {
-  try {
-    return await s.mfa.enroll(...args);
-  } catch (e) {
-    throw uniqueViolationAnswer(e) ?? e;
-  }
-}
-
 /** POST /factors: enroll. */
 export async function enrollFactor(c: Ctx, s: Services): Promise<Response> {
   const caller = callerOf(c);
@@ -102,16 +74,14 @@ export async function enrollFactor(c: Ctx, s: Services): Promise<Response> {
   const user = caller.user;
   if (type === "phone") {
     const phone = parsePhone(reqString(body, "phone", 32));
-    const factor = await enroll(s, user.id, session, { type, friendlyName, phone });
-    await audit(s, c, user, "factor_in_progress", { factor_id: factor.id, factor_type: type });
+    const factor = await enroll(s, user, session, { type, friendlyName, phone }, requestMeta(c));
     return c.json({ id: factor.id, type, friendly_name: factor.friendly_name, phone });
   }
   const issuer = issuerOf(s, optString(body, "issuer", 255));
   const secret = newTotpSecret();
   const uri = otpauthUri({ secret, issuer, account: user.email || user.phone || user.id });
   const { qrSvg } = await import("../auth/qr.ts"); // the QR encoder loads at the first enrollment
-  const factor = await enroll(s, user.id, session, { type, friendlyName, secret });
-  await audit(s, c, user, "factor_in_progress", { factor_id: factor.id, factor_type: type });
+  const factor = await enroll(s, user, session, { type, friendlyName, secret }, requestMeta(c));
   return c.json({
     id: factor.id,
     type,
@@ -126,19 +96,8 @@ export async function challengeFactor(c: Ctx, s: Services): Promise<Response> {
   callerSession(caller);
   const factor = await s.mfa.ownedFactor(caller.user.id, uuidParam(c, "factor_id"));
   await readBody(c); // `channel` (sms) is the only choice; the body is still checked
-  await s.mfa.challenges.assertCanChallenge(factor);
-  let code: string | undefined;
-  if (factor.factor_type === "phone") code = await sendPhoneCode(s, factor);
-  const challenge = await s.mfa.challenges.createChallenge(factor, clientIp(c), code);
-  await audit(s, c, caller.user, "challenge_created", {
-    factor_id: factor.id,
-    factor_status: factor.status,
-  });
-  return c.json({
-    id: challenge.id,
-    type: factor.factor_type,
-    expires_at: s.mfa.challenges.expiresAt(challenge),
-  });
+  const challenge = await challenge_(s, caller.user, factor, requestMeta(c));
+  return c.json({ id: challenge.id, type: factor.factor_type, expires_at: challenge.expiresAt });
 }
 
 /** POST /factors/:factor_id/verify. */
@@ -150,21 +109,15 @@ export async function verifyFactor(c: Ctx, s: Services): Promise<Response> {
   const challengeId = reqString(body, "challenge_id", 64);
   if (!isUuid(challengeId)) throw badRequest("challenge_id must be a UUID");
   const code = reqString(body, "code", 32).trim();
-  const done = await s.mfa.challenges.verify(
+  const tokens = await verify(
+    s,
+    caller.user,
+    session,
     factor,
-    session.id,
     challengeId.toLowerCase(),
     code,
-    clientIp(c),
+    requestMeta(c),
   );
-  const user = await s.users.findById(caller.user.id) ?? caller.user;
-  await audit(s, c, user, "verification_attempted", {
-    factor_id: factor.id,
-    challenge_id: challengeId,
-    factor_type: factor.factor_type,
-  });
-  const tokens = await s.sessions.reissue(user, done.session);
-  if (done.newlyVerified) await notify(s, "mfa_factor_enrolled", user, factor.factor_type);
   return c.json(tokens);
 }
 
@@ -178,15 +131,7 @@ export async function unenrollFactor(c: Ctx, s: Services): Promise<Response> {
   if (factor.status === "verified" && session.aal !== "aal2") {
     throw new ApiError(422, "insufficient_aal", "AAL2 required to unenroll verified factor");
   }
-  const row = await s.mfa.deleteFactor(caller.user.id, factor.id);
-  await audit(s, c, caller.user, "factor_unenrolled", {
-    factor_id: row.id,
-    factor_status: row.status,
-    session_id: session.id,
-  });
-  if (row.status === "verified") {
-    await notify(s, "mfa_factor_unenrolled", caller.user, row.factor_type);
-  }
+  const row = await unenroll(s, caller.user, session, factor.id, requestMeta(c));
   return c.json({ id: row.id });
 }
 
@@ -200,15 +145,8 @@ export async function adminListFactors(c: Ctx, s: Services): Promise<Response> {
 export async function adminDeleteFactor(c: Ctx, s: Services): Promise<Response> {
   const admin = claimsOf(c);
   const user = await adminTarget(s, c);
-  const row = await s.mfa.deleteFactor(user.id, uuidParam(c, "factor_id"));
-  await s.audit.record({
-    action: "factor_deleted",
-    ...actorOf(admin),
-    logType: "factor",
-    traits: { user_id: user.id, factor_id: row.id },
-    ip: clientIp(c),
-  });
-  if (row.status === "verified") await notify(s, "mfa_factor_unenrolled", user, row.factor_type);
+  const factorId = uuidParam(c, "factor_id");
+  const row = await deleteFactorAsAdmin(s, user, factorId, actorOf(admin), requestMeta(c));
   return c.json(factorToJson(row));
 }
 
@@ -228,16 +166,14 @@ export async function adminUpdateFactor(c: Ctx, s: Services): Promise<Response> 
   if (rawPhone && (await s.mfa.ownedFactor(user.id, factorId)).factor_type === "phone") {
     phone = parsePhone(rawPhone); // 400 validation_failed for a number that is not E.164
   }
-  const row = await s.mfa.updateFactor(user.id, factorId, { friendlyName, phone }).catch((e) => {
-    throw uniqueViolationAnswer(e) ?? e;
-  });
-  await s.audit.record({
-    action: "factor_updated",
-    ...actorOf(admin),
-    logType: "factor",
-    traits: { user_id: user.id, factor_id: row.id, factor_type: row.factor_type },
-    ip: clientIp(c),
-  });
+  const row = await updateFactorAsAdmin(
+    s,
+    user,
+    factorId,
+    { friendlyName, phone },
+    actorOf(admin),
+    requestMeta(c),
+  );
   return c.json(factorToJson(row));
 }
 
@@ -245,24 +181,4 @@ async function adminTarget(s: Services, c: Ctx): Promise<UserRow> {
   const user = await s.users.findById(uuidParam(c, "user_id"));
   if (!user) throw new ApiError(404, "user_not_found", "User not found");
   return user;
-}
-
-/**
- * Sends a phone factor's code by SMS (SMS_MAX_FREQUENCY between codes to one
- * number, 429 over_sms_send_rate_limit; RATE_LIMIT_SMS_SENT) and returns it,
- * so the challenge keeps its hash.
- */
-async function sendPhoneCode(s: Services, factor: FactorRow): Promise<string> {
-  const { code } = await s.sms.sendCode({ phone: factor.phone ?? "", kind: "mfa_challenge" });
-  return code;
-}
-
-/** The enrolled / unenrolled notification mail (behind its switch; never fails the request). */
-async function notify(
-  s: Services,
-  kind: "mfa_factor_enrolled" | "mfa_factor_unenrolled",
-  user: UserRow,
-  type: FactorType,
-): Promise<void> {
-  await s.mailer.notify(kind, user, { FactorType: type });
 }

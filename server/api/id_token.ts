@@ -9,12 +9,11 @@
  * providers/id_token_grant.ts; the account decision is the redirect flow's.
  */
 import { requireLinkingAllowed } from "../auth/assurance.ts";
-import { linkIdentity } from "../providers/identities.ts";
-import { signInUser } from "../providers/accounts.ts";
+import { signInWithIdToken } from "../auth/sign_in.ts";
 import { verifyGrantIdToken } from "../providers/id_token_grant.ts";
 import type { Services } from "../services.ts";
-import type { UserRow } from "../auth/users.ts";
-import { clientIp, type Ctx, requireUser } from "./context.ts";
+import { type Ctx, requireUser } from "./context.ts";
+import { requestMeta } from "./meta.ts";
 import { badRequest } from "./errors.ts";
 import { tokenSetResponse } from "./headers.ts";
 import { type Body, optString } from "./input.ts";
@@ -38,35 +37,8 @@ export async function idTokenGrant(c: Ctx, body: Body, s: Services): Promise<Res
     nonce: optString(body, "nonce", 512),
     accessToken: optString(body, "access_token", 16_384),
   }, s.clock.now());
-  const ip = clientIp(c);
-  let user: UserRow;
-  if (caller) {
-    user = await linkIdentity(s, caller.user.id, verified.provider, verified.user, ip);
-    await s.mailer.notify("identity_linked", user, { Provider: verified.provider });
-  } else {
-    const outcome = await signInUser(s, verified.provider, verified.user, {
-      emailOptional: verified.emailOptional,
-      ip,
-    });
-    user = outcome.user;
-    if (outcome.linkedByEmail) {
-      await s.mailer.notify("identity_linked", user, { Provider: verified.provider });
-    }
-  }
-  const set = await s.sessions.issue(user, {
-    method: "oauth",
-    provider: verified.provider,
-    ip,
-    userAgent: c.req.header("user-agent")?.slice(0, 500),
-  });
-  await s.audit.record({
-    action: "login",
-    actorId: user.id,
-    actorUsername: user.email ?? user.phone ?? "",
-    logType: "account",
-    traits: { provider: verified.provider, grant_type: "id_token" },
-    ip,
-  });
-  s.events.emit("signin", { method: "oauth", provider: verified.provider });
-  return tokenSetResponse(c, set);
+  return tokenSetResponse(
+    c,
+    await signInWithIdToken(s, verified, caller?.user.id ?? null, requestMeta(c)),
+  );
 }

@@ -7,6 +7,7 @@ import type { Context } from "../../deps.ts";
 import { normalizeEmail } from "../auth/users.ts";
 import { ApiError, AuthError, badRequest } from "./errors.ts";
 import { isUuid } from "../util/uuid.ts";
+import { checkObjectBounds } from "../auth/metadata.ts";
 
 /** A parsed JSON object body. */
 export type Body = Record<string, unknown>;
@@ -199,29 +200,7 @@ export function optBool(body: Body, name: string): boolean | undefined {
   return v;
 }
 
-/** How deep a JSON object member (`data`, `user_metadata`, `app_metadata`) may nest. */
-export const MAX_OBJECT_DEPTH = 16;
-/** How large a JSON object member may be, as UTF-8 JSON (it travels in every access token). */
-export const MAX_OBJECT_BYTES = 16 * 1024;
-
-/**
- * Checks a JSON object that will be stored (a member of the request, or the
- * metadata it merges into): at most MAX_OBJECT_DEPTH levels deep and
- * MAX_OBJECT_BYTES as JSON (400 validation_failed naming `name` otherwise).
- */
-export function checkObjectBounds(name: string, v: Record<string, unknown>): void {
-  if (depth(v) > MAX_OBJECT_DEPTH) {
-    throw badRequest(`${name} is nested too deeply (at most ${MAX_OBJECT_DEPTH} levels)`);
-  }
-  const json = JSON.stringify(v);
-  // UTF-8 is at most 3 bytes per UTF-16 unit: count exactly only near the limit.
-  if (
-    json.length > MAX_OBJECT_BYTES / 3 &&
-    new TextEncoder().encode(json).length > MAX_OBJECT_BYTES
-  ) {
-    throw badRequest(`${name} is too large (at most ${MAX_OBJECT_BYTES} bytes as JSON)`);
-  }
-}
+export { checkObjectBounds, MAX_OBJECT_BYTES, MAX_OBJECT_DEPTH } from "../auth/metadata.ts";
 
 /** An optional JSON object member, bounded (checkObjectBounds). */
 export function optObject(body: Body, name: string): Record<string, unknown> | undefined {

@@ -4,7 +4,9 @@
  * until they expire, but protected calls with them answer session_not_found.
  */
 import type { Services } from "../services.ts";
-import { callerOf, clientIp, type Ctx } from "./context.ts";
+import { signOut } from "../auth/sign_in.ts";
+import { callerOf, type Ctx } from "./context.ts";
+import { requestMeta } from "./meta.ts";
 import { badRequest } from "./errors.ts";
 
 const SCOPES = ["global", "local", "others"] as const;
@@ -19,14 +21,6 @@ export async function logout(c: Ctx, s: Services): Promise<Response> {
     );
   }
   const { user, session } = callerOf(c);
-  await s.sessions.logout(user.id, session?.id, scope);
-  await s.audit.record({
-    action: "logout",
-    actorId: user.id,
-    actorUsername: user.email ?? user.phone ?? "",
-    logType: "account",
-    traits: { scope },
-    ip: clientIp(c),
-  });
+  await signOut(s, user, session?.id, scope, requestMeta(c));
   return c.body(null, 204);
 }

@@ -14,7 +14,7 @@
  * `__Host-` prefix when API_EXTERNAL_URL is https. Only the hash is stored:
  * the cookie cannot be turned back into a usable state.
  */
-import { sha256Base64url, timingSafeEqual } from "../auth/crypto.ts";
+import { sha256Base64url, timingSafeEqual } from "../util/crypto.ts";
 import { STATE_TTL } from "../auth/oauth_state.ts";
 
 /** The binding cookie of one state. */

@@ -1,36 +1,20 @@
 /**
- * The phone side of the endpoints: what /signup, PUT /user, /otp, /verify,
- * /resend and /reauthenticate do when the request names a phone. The owners
- * of those endpoints call these; signup.ts lists `phoneSignupConfirmation`
- * and user.ts `phoneUpdateStep`.
- *
- * - sign-up (phone + password, SMS_AUTOCONFIRM off): an SMS code
- *   (confirmation_sent_at); a repeated sign-up of an unconfirmed number
- *   sends a new code, of a confirmed one nothing.
- * - POST /otp {phone, create_user}: a code to the number; an unknown number
- *   becomes a user when create_user is true (the default) and sign-ups are
- *   allowed; else 422 otp_disabled (create_user false) or signup_disabled,
- *   as GoTrue answers.
- * - POST /verify {type: "sms" | "phone_change", phone, token}: a session.
- * - PUT /user {phone}: a code to the new number (phone_change,
- *   phone_change_sent_at); with SMS_AUTOCONFIRM the number changes at once.
- * - POST /resend {type: "sms" | "phone_change", phone}: the code again
- *   (the same answer, limits and timing when there is nothing to resend).
- * - GET /reauthenticate for a user with a phone and no e-mail: a nonce by SMS.
+ * The phone side of the endpoints: what /otp, /verify, /resend and
+ * /reauthenticate read when the request names a phone. The use cases are
+ * auth/phone_flows.ts (the sign-up's code: auth/signup.ts; PUT /user's phone:
+ * auth/user_update.ts).
  */
-import { userCreated } from "../auth/hooks_install.ts";
-import { confirmAddressNow, isUnproven, signupClaimOf, signupTokenData } from "../auth/confirm.ts";
-import { parsePhone, type PhoneCodeType, SMS_CODE_KIND } from "../auth/phone.ts";
-import { bannedError, isBanned, type TokenSet } from "../auth/sessions.ts";
-import { isUniqueViolation, type UserRow } from "../auth/users.ts";
+import { parsePhone } from "../auth/phone.ts";
+import { resendPhoneCode, sendPhoneOtp, verifyPhoneCode } from "../auth/phone_flows.ts";
+import type { TokenSet } from "../auth/sessions.ts";
 import type { Services } from "../services.ts";
-import { clientIp, type Ctx } from "./context.ts";
-import { ApiError, badRequest, unprocessable } from "./errors.ts";
+import type { Ctx } from "./context.ts";
+import { ApiError, badRequest } from "./errors.ts";
 import { type Body, optBool, optObject, optString } from "./input.ts";
-import type { SignupEvent } from "./signup.ts";
-import type { UserUpdate } from "./user.ts";
+import { requestMeta } from "./meta.ts";
 
-function requirePhoneEnabled(s: Services, what = "Phone logins"): void {
+/** 400 phone_provider_disabled unless EXTERNAL_PHONE_ENABLED (the phone routes' status). */
+export function requirePhoneEnabled(s: Services, what = "Phone logins"): void {
   if (!s.config.external.phoneEnabled) {
     throw new ApiError(400, "phone_provider_disabled", `${what} are disabled`);
   }
@@ -54,78 +38,15 @@ export async function otpByPhone(c: Ctx, s: Services, body: Body): Promise<Respo
   requirePhoneEnabled(s);
   const phone = parsePhone(body.phone);
   checkChannel(body);
-  const createUser = optBool(body, "create_user") ?? true;
-  const data = optObject(body, "data") ?? {};
-  let user = await s.users.findByPhone(phone);
-  let created = false;
-  if (!user) {
-    if (!createUser) throw new ApiError(422, "otp_disabled", "Signups not allowed for otp");
-    if (s.config.disableSignup) {
-      throw new ApiError(422, "signup_disabled", "Signups not allowed for this instance");
-    }
-    try {
-      user = await s.users.createWithIdentities(
-        {
-          aud: s.config.jwt.aud,
-          role: s.config.jwt.defaultGroupName || "authenticated",
-          phone,
-          raw_user_meta_data: data,
-        },
-        ["phone"],
-      );
-      created = true;
-    } catch (e) {
-      if (!isUniqueViolation(e)) throw e;
-      user = await s.users.findByPhone(phone);
-      if (!user) throw e;
-    }
-  }
-  let messageId = "";
-  try {
-    // The code of the sign-up this request made keeps its data; a code to an unconfirmed
-    // account someone else made keeps nothing of theirs (auth/confirm.ts).
-    const sent = await s.sms.sendOtp({
-      userId: user.id,
-      phone,
-      type: "sms",
-      data: created ? signupTokenData({}) : undefined,
-    });
-    messageId = sent.messageId;
-    await s.users.update(user.id, { confirmation_sent_at: s.clock.now() });
-  } catch (e) {
-    // A user made only for this code goes again, so the request can simply be retried.
-    if (created) await s.users.delete(user.id).catch(() => {});
-    throw e;
-  }
-  if (created) {
-    await s.audit.record({
-      action: "user_signedup",
-      actorId: user.id,
-      actorUsername: phone,
-      logType: "team",
-      traits: { provider: "phone" },
-      ip: clientIp(c),
-    });
-    s.events.emit("signup", { method: "phone" });
-    await userCreated(s, user, clientIp(c));
-  }
-  await s.audit.record({
-    action: "user_recovery_requested",
-    actorId: user.id,
-    actorUsername: phone,
-    logType: "user",
-    traits: { channel: "sms" },
-    ip: clientIp(c),
-  });
+  const { messageId } = await sendPhoneOtp(s, {
+    phone,
+    createUser: optBool(body, "create_user") ?? true,
+    data: optObject(body, "data") ?? {},
+  }, requestMeta(c));
   return c.json({ message_id: messageId });
 }
 
-/**
- * POST /verify with type `sms` or `phone_change`: consumes the code and
- * answers with a session. `sms` confirms the number; `phone_change` moves the
- * user to the new number (422 phone_exists when another user took it
- * meanwhile) and sends the phone-changed notification mail.
- */
+/** POST /verify with type `sms` or `phone_change`: the session. */
 export async function verifyByPhone(
   c: Ctx,
   s: Services,
@@ -135,96 +56,10 @@ export async function verifyByPhone(
   const phone = parsePhone(body.phone);
   const token = optString(body, "token", 64) ?? "";
   if (!token) throw badRequest("token is required");
-  // A banned user's code is refused before it is used (auth/phone.ts); a ban that landed
-  // since is refused here, before anything is written.
-  const row = await s.sms.verify([type], phone, token);
-  let user = await s.users.findById(row.user_id);
-  if (!user) throw new ApiError(403, "otp_expired", "Token has expired or is invalid");
-  const now = s.clock.now();
-  if (isBanned(user, now)) throw bannedError();
-  const ip = clientIp(c);
-  if (type === "sms") {
-    if (user.phone !== phone) {
-      throw new ApiError(403, "otp_expired", "Token has expired or is invalid");
-    }
-    if (!user.phone_confirmed_at) {
-      // The one rule of auth/confirm.ts: an unproven account keeps only what the sign-up of
-      // this very code set; a code from /otp keeps no password nor session of anybody.
-      const unconfirmed = user;
-      user = await confirmAddressNow(s, unconfirmed, {
-        channels: ["phone"],
-        signup: signupClaimOf(row.data),
-        now,
-      });
-      if (isUnproven(unconfirmed)) await s.otp.revoke(user.id, ["sms"]);
-    }
-  } else {
-    if (user.phone_change !== phone) {
-      throw new ApiError(403, "otp_expired", "Token has expired or is invalid");
-    }
-    const oldPhone = user.phone ?? "";
-    const other = await s.users.findByPhone(phone);
-    if (other && other.id !== user.id) {
-      throw new ApiError(
-        422,
-        "phone_exists",
-        "A user with this phone number has already been registered",
-      );
-    }
-    try {
-      user = await s.users.update(user.id, {
-        phone,
-        phone_confirmed_at: now,
-        phone_change: "",
-        phone_change_sent_at: null,
-        is_anonymous: false, // an anonymous user with a confirmed phone is a permanent one
-      }) ?? user;
-    } catch (e) {
-      if (!isUniqueViolation(e)) throw e;
-      throw new ApiError(
-        422,
-        "phone_exists",
-        "A user with this phone number has already been registered",
-      );
-    }
-    await s.users.syncLocalIdentity(user, "phone");
-    await s.audit.record({
-      action: "user_modified",
-      actorId: user.id,
-      actorUsername: user.email ?? phone,
-      logType: "user",
-      traits: { phone_changed: true },
-      ip,
-    });
-    // A first number is no change of one: no notification (GoTrue's verify.go).
-    if (oldPhone) {
-      await s.mailer.notify("phone_changed", user, { Phone: phone, OldPhone: oldPhone });
-    }
-  }
-  await s.audit.record({
-    action: "login",
-    actorId: user.id,
-    actorUsername: user.email ?? phone,
-    logType: "account",
-    traits: { provider: "phone", type },
-    ip,
-  });
-  s.events.emit("signin", { method: "otp" });
-  return await s.sessions.issue(user, {
-    method: "otp",
-    ip,
-    userAgent: c.req.header("user-agent"),
-  });
+  return await verifyPhoneCode(s, { phone, token, type }, requestMeta(c));
 }
 
-/**
- * POST /resend with type `sms` or `phone_change`: `{message_id}` whether or
- * not a code went out (unknown number, already confirmed, no pending
- * change: nothing is sent), within the same limits (a second request within
- * SMS_MAX_FREQUENCY is a 429 either way) and in about the time a send takes,
- * so nobody learns which numbers have accounts. The id is ours, not the
- * gateway's (which is logged with "sms sent"), for the same reason.
- */
+/** POST /resend with type `sms` or `phone_change`: `{message_id}` whether or not a code went out. */
 export async function resendByPhone(
   c: Ctx,
   s: Services,
@@ -234,137 +69,7 @@ export async function resendByPhone(
   email?: string,
 ): Promise<Response> {
   requirePhoneEnabled(s);
-  const started = s.sms.timing.now();
-  if (email) {
-    const owner = type === "phone_change" ? await s.users.findByEmail(email) : null;
-    if (owner?.phone_change) {
-      await s.sms.sendOtp({ userId: owner.id, phone: owner.phone_change, type });
-      await s.users.update(owner.id, { phone_change_sent_at: s.clock.now() });
-    } else {
-      await s.sms.timing.pad(type, started);
-    }
-    return c.json({ message_id: crypto.randomUUID() });
-  }
-  const phone = parsePhone(body.phone);
-  let user = await s.users.findByPhone(phone);
-  let to: string | null;
-  if (type === "sms") {
-    to = user && !user.phone_confirmed_at ? phone : null;
-  } else {
-    if (!user?.phone_change) user = await s.users.findByPendingPhone(phone);
-    to = user?.phone_change || null;
-  }
-  const messageId = crypto.randomUUID();
-  if (!user || !to) {
-    await s.sendLimits.decoy({
-      channel: "sms",
-      recipient: phone,
-      kind: SMS_CODE_KIND,
-      intervalSec: s.config.sms.maxFrequency,
-    });
-    await s.sms.timing.pad(type, started);
-    return c.json({ message_id: messageId });
-  }
-  // `sms`: the pending sign-up's code again (what the row's sign-up set, auth/confirm.ts).
-  await s.sms.sendOtp({
-    userId: user.id,
-    phone: to,
-    type,
-    data: type === "sms" ? signupTokenData({}) : undefined,
-  });
-  await s.users.update(
-    user.id,
-    type === "sms"
-      ? { confirmation_sent_at: s.clock.now() }
-      : { phone_change_sent_at: s.clock.now() },
-  );
-  await s.audit.record({
-    action: type === "sms" ? "user_confirmation_requested" : "user_modified",
-    actorId: user.id,
-    actorUsername: user.email ?? user.phone ?? "",
-    logType: "user",
-    traits: { channel: "sms", type },
-    ip: clientIp(c),
-  });
+  const phone = email ? undefined : parsePhone(body.phone);
+  const { messageId } = await resendPhoneCode(s, { type, phone, email }, requestMeta(c));
   return c.json({ message_id: messageId });
-}
-
-/**
- * GET /reauthenticate for a user with a phone and no e-mail: a nonce by SMS
- * (token type `reauthentication`, recipient the user's phone), checked by
- * `s.sms.verify(["reauthentication"], user.phone, nonce)`.
- */
-export async function reauthenticateByPhone(c: Ctx, s: Services, user: UserRow): Promise<void> {
-  if (!user.phone) throw unprocessable("Reauthentication requires an email or a phone number");
-  await s.sms.sendUserCode(user, "reauthentication");
-  await s.audit.record({
-    action: "user_reauthenticate_requested",
-    actorId: user.id,
-    actorUsername: user.phone,
-    logType: "user",
-    traits: { channel: "sms" },
-    ip: clientIp(c),
-  });
-}
-
-/** The PUT /user step for `phone`. */
-export async function phoneUpdateStep(u: UserUpdate): Promise<void> {
-  const { s, user } = u;
-  if (u.body.phone === undefined || u.body.phone === null || u.body.phone === "") return;
-  const phone = parsePhone(u.body.phone);
-  if (phone === user.phone) return;
-  requirePhoneEnabled(s, "Phone logins");
-  const other = await s.users.findByPhone(phone);
-  if (other && other.id !== user.id) {
-    throw new ApiError(
-      422,
-      "phone_exists",
-      "A user with this phone number has already been registered",
-    );
-  }
-  const now = s.clock.now();
-  if (s.config.sms.autoconfirm) {
-    const oldPhone = user.phone ?? "";
-    u.fields.phone = phone;
-    u.fields.phone_confirmed_at = now;
-    u.fields.is_anonymous = false;
-    u.after.push(async (written) => {
-      await s.users.syncLocalIdentity(written, "phone");
-      if (oldPhone) {
-        await s.mailer.notify("phone_changed", written, { Phone: phone, OldPhone: oldPhone });
-      }
-    });
-    return;
-  }
-  // Sent once every step has accepted the request (user.ts `effects`).
-  u.effects.push(async () => {
-    await s.sms.sendOtp({ userId: user.id, phone, type: "phone_change" });
-  });
-  u.fields.phone_change = phone;
-  u.fields.phone_change_sent_at = now;
-}
-
-/** POST /signup by phone with SMS autoconfirm off: the confirmation code by SMS. */
-export async function phoneSignupConfirmation(
-  { c, s, user, duplicate, signup }: SignupEvent,
-): Promise<UserRow | void> {
-  if (duplicate && user.phone_confirmed_at) return;
-  // The code confirms this sign-up (auth/confirm.ts); a repeated sign-up's code is sent
-  // beside the pending one, so the owner's own code keeps working.
-  const fresh = await s.sms.sendUserCode(
-    user,
-    "sms" satisfies PhoneCodeType,
-    undefined,
-    signupTokenData(signup),
-    duplicate,
-  );
-  await s.audit.record({
-    action: "user_confirmation_requested",
-    actorId: user.id,
-    actorUsername: user.phone ?? "",
-    logType: "user",
-    traits: { channel: "sms" },
-    ip: clientIp(c),
-  });
-  return fresh;
 }

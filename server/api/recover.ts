@@ -3,15 +3,16 @@
  * SMTP_LINK_FREQUENCY, 60 s). The link signs the user in (type `recovery`);
  * the app then sets a new password with PUT /user. An unknown address gets
  * no mail and the same `{}` answer. PKCE: `code_challenge` makes the link
- * land on redirect_to with `?code=`.
+ * land on redirect_to with `?code=`. The use case: auth/mail_flows.ts.
  */
-import { readPkceParams, withFlowState } from "../auth/pkce.ts";
+import { sendRecovery } from "../auth/mail_flows.ts";
+import { readPkceParams } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
-import { sendActionMail, withoutMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
-import { clientIp, type Ctx } from "./context.ts";
+import type { Ctx } from "./context.ts";
 import { checkEmail, optString, readBody, redirectToParam } from "./input.ts";
 import { requireEmailEnabled } from "./magiclink.ts";
+import { requestMeta } from "./meta.ts";
 
 /** POST /recover. */
 export async function recover(c: Ctx, s: Services): Promise<Response> {
@@ -20,22 +21,6 @@ export async function recover(c: Ctx, s: Services): Promise<Response> {
   const email = checkEmail(optString(body, "email", 320) ?? "");
   const pkce = readPkceParams(body);
   const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
-  const user = await s.users.findByEmail(email);
-  if (!user) {
-    await withoutMail(s, "recovery", email); // same limits, same time, no mail
-    return c.json({});
-  }
-  await withFlowState(
-    s.db,
-    pkce && { ...pkce, userId: user.id, authenticationMethod: "recovery" },
-    (flowStateId) => sendActionMail(s, user, "recovery", { redirectTo, flowStateId }),
-  );
-  await s.audit.record({
-    action: "user_recovery_requested",
-    actorId: user.id,
-    actorUsername: email,
-    logType: "user",
-    ip: clientIp(c),
-  });
+  await sendRecovery(s, { email, pkce, redirectTo }, requestMeta(c));
   return c.json({});
 }

@@ -6,22 +6,16 @@
  * side (api/phone.ts). The answer is `{message_id}` whether or not there
  * was anything to send, so nobody learns which addresses have accounts.
  */
-import { createFlowState, readPkceParams, withFlowState } from "../auth/pkce.ts";
+import { resendMail } from "../auth/mail_flows.ts";
+import { parsePhone } from "../auth/phone.ts";
+import { readPkceParams } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
-import type { UserRow } from "../auth/users.ts";
-import { sendActionMail, sendEmailChangeMails, withoutMail } from "../mail/flows.ts";
 import type { Services } from "../services.ts";
-import { clientIp, type Ctx } from "./context.ts";
+import type { Ctx } from "./context.ts";
 import { badRequest } from "./errors.ts";
 import { type Body, checkEmail, optString, readBody, redirectToParam } from "./input.ts";
+import { requestMeta } from "./meta.ts";
 import { resendByPhone } from "./phone.ts";
-import { parsePhone } from "../auth/phone.ts";
-
-async function findEmailChange(s: Services, email: string): Promise<UserRow | null> {
-  const byCurrent = await s.users.findByEmail(email);
-  if (byCurrent?.email_change) return byCurrent;
-  return await s.users.findByPendingEmail(email);
-}
 
 /**
  * Validates as GoTrue's ResendConfirmationParams.Validate, in its order,
@@ -59,67 +53,12 @@ export async function resend(c: Ctx, s: Services): Promise<Response> {
   }
   const pkce = readPkceParams(body);
   const redirectTo = verifyRedirectTo(s.config, redirectToParam(c, body));
-  const messageId = crypto.randomUUID();
-  if (phone) {
-    // GoTrue: an e-mail change pending on the user with this phone is sent again.
-    const p = parsePhone(phone);
-    const user = type === "email_change" ? await s.users.findByPhone(p) : null;
-    if (!user?.email_change) {
-      await withoutMail(s, "email_change_new", p);
-      return c.json({ message_id: messageId });
-    }
-    await sendEmailChangeMails(s, user, { redirectTo });
-    return c.json({ message_id: messageId });
-  }
-  const email = address!;
-  if (type === "signup") {
-    const user = await s.users.findByEmail(email);
-    if (!user || user.email_confirmed_at) {
-      await withoutMail(s, "confirmation", email); // same limits, same time, no mail
-      return c.json({ message_id: messageId });
-    }
-    const flow = pkce
-      ? await createFlowState(s.db, {
-        ...pkce,
-        userId: user.id,
-        authenticationMethod: "email/signup",
-      })
-      : undefined;
-    // The pending sign-up's confirmation again (auth/confirm.ts: what the row's sign-up set).
-    await sendActionMail(s, user, "confirmation", {
-      redirectTo,
-      flowStateId: flow?.id,
-      signup: {},
-    });
-    await s.audit.record({
-      action: "user_confirmation_requested",
-      actorId: user.id,
-      actorUsername: email,
-      logType: "user",
-      traits: { channel: "email", resend: true },
-      ip: clientIp(c),
-    });
-    return c.json({ message_id: messageId });
-  }
-  const user = await findEmailChange(s, email);
-  if (!user?.email_change) {
-    const started = s.mailer.timing.now();
-    await withoutMail(s, "email_change_new", email);
-    if (s.config.mailer.secureEmailChangeEnabled) {
-      await s.mailer.timing.pad("email_change_current", started);
-    }
-    return c.json({ message_id: messageId });
-  }
-  // GoTrue sends the change mails again for the user (SMTP_MAX_FREQUENCY per user, as
-  // PUT /user); the record of confirmed sides starts again before the new links exist
-  // (sendEmailChangeMails). With `code_challenge` the new links continue a PKCE flow
-  // (?code=), as GoTrue's resend.
-  await withFlowState(
-    s.db,
-    pkce && { ...pkce, userId: user.id, authenticationMethod: "email_change" },
-    async (flowStateId) => {
-      await sendEmailChangeMails(s, user!, { redirectTo, flowStateId });
-    },
-  );
-  return c.json({ message_id: messageId });
+  await resendMail(s, {
+    type: type as "signup" | "email_change",
+    email: phone ? undefined : address,
+    phone: phone ? parsePhone(phone) : undefined,
+    redirectTo,
+    pkce,
+  }, requestMeta(c));
+  return c.json({ message_id: crypto.randomUUID() });
 }

@@ -4,30 +4,18 @@
  * (e-mail or phone), `refresh_token`, `pkce` (the code of a PKCE flow,
  * auth/pkce.ts) and `id_token` (a native app's ID token, id_token.ts).
  */
-import { exchangeAuthCode } from "../auth/pkce.ts";
+import { refreshGrant, signInWithAuthCode, signInWithPassword } from "../auth/sign_in.ts";
+import type { TokenSet } from "../auth/sessions.ts";
 import { idTokenGrant } from "./id_token.ts";
-import { weakPasswordInfo } from "../auth/pwned.ts";
-import { passwordAttempt } from "../auth/hooks_install.ts";
-import { RefreshTokenReusedError, type TokenSet } from "../auth/sessions.ts";
-import { normalizePhone, type UserRow } from "../auth/users.ts";
 import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
-import { ApiError, AuthError, badRequest, unprocessable } from "./errors.ts";
+import { ApiError, badRequest } from "./errors.ts";
 import { type Body, optString, readBody } from "./input.ts";
 import { tokenSetResponse } from "./headers.ts";
+import { requestMeta } from "./meta.ts";
 
 /** Handles one grant type; answers with a Response (usually `c.json(tokenSet)`). */
 export type GrantHandler = (c: Ctx, body: Body, s: Services) => Promise<Response>;
-
-/**
- * A bcrypt cost-10 hash of a password nobody knows: an unknown user's sign-in
- * verifies against it, so it takes as long as a known user's.
- */
-const DUMMY_HASH = "$2a$10$6o5DaM8FqRojpRcuBFQnAezOpdP63qvSKUuJNh26Ka8LLShwWfCqO";
-
-function invalidCredentials(): ApiError {
-  return new ApiError(400, "invalid_credentials", "Invalid login credentials");
-}
 
 /** The password grant: (email | phone) + password. */
 export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Response> {
@@ -39,62 +27,11 @@ export async function passwordGrant(c: Ctx, body: Body, s: Services): Promise<Re
   }
   if (!email && !phone) throw badRequest("missing email or phone");
   if (!password) throw badRequest("password is required");
-  let user: UserRow | null;
-  if (email) {
-    if (!s.config.external.emailEnabled) {
-      throw unprocessable("Email logins are disabled", "email_provider_disabled");
-    }
-    user = await s.users.findByEmail(email);
-  } else {
-    if (!s.config.external.phoneEnabled) {
-      throw unprocessable("Phone logins are disabled", "phone_provider_disabled");
-    }
-    const p = normalizePhone(phone!);
-    user = p ? await s.users.findByPhone(p) : null;
-  }
-  const stored = user?.encrypted_password || DUMMY_HASH;
-  // A client that went away before its verification began gets none (HashAbandonedError):
-  // nothing is decided, recorded or written for it.
-  const ok = await s.passwords.verify(password, stored, c.req.raw.signal);
-  if (user?.encrypted_password) await passwordAttempt(s, user, ok, clientIp(c)); // auth hook
-  if (!user || !user.encrypted_password || !ok) throw invalidCredentials();
-  const now = s.clock.now();
-  if (user.banned_until && new Date(user.banned_until) > now) {
-    throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
-  }
-  if (email && !user.email_confirmed_at) {
-    throw new ApiError(400, "email_not_confirmed", "Email not confirmed");
-  }
-  if (!email && !user.phone_confirmed_at) {
-    throw new ApiError(400, "phone_not_confirmed", "Phone not confirmed");
-  }
-  const roles = c.env?.signInRoles;
-  if (roles && !roles.includes(user.role || "authenticated")) {
-    // The console's sign-in: no session, audit entry or sign-in for an account it refuses.
-    throw new ApiError(403, "not_admin", "This account may not use the console");
-  }
-  if (s.passwords.needsRehash(user.encrypted_password)) {
-    // An imported hash (argon2, $2y$, another cost): store ours from now on.
-    const fresh = await s.passwords.hash(password);
-    user = await s.users.update(user.id, { encrypted_password: fresh }) ?? user;
-  }
-  // The session, last_sign_in_at and the audit entry: one statement (Sessions.issue).
-  const set = await s.sessions.issue(user, {
-    method: "password",
-    ip: clientIp(c),
-    userAgent: c.req.header("user-agent"),
-    audit: {
-      action: "login",
-      actorId: user.id,
-      actorUsername: user.email ?? user.phone ?? "",
-      logType: "account",
-      traits: { provider: email ? "email" : "phone" },
-    },
-  });
-  // GoTrue's hint that the (correct) password no longer meets the policy (auth/pwned.ts).
-  const weak = await weakPasswordInfo(s, password);
-  if (weak) set.weak_password = weak;
-  s.events.emit("signin", { method: "password" });
+  const set = await signInWithPassword(
+    s,
+    { email, phone, password, roles: c.env?.signInRoles },
+    requestMeta(c),
+  );
   return tokenSetResponse(c, set);
 }
 
@@ -107,55 +44,17 @@ export async function refreshTokenGrant(c: Ctx, body: Body, s: Services): Promis
 export async function refreshTokenSet(body: Body, s: Services, ip: string): Promise<TokenSet> {
   const token = optString(body, "refresh_token", 512);
   if (!token) throw badRequest("refresh_token is required");
-  let set;
-  try {
-    // The token_refreshed audit entry is written with the exchange (Sessions.refresh).
-    set = await s.sessions.refresh(token, { ip });
-  } catch (e) {
-    if (e instanceof RefreshTokenReusedError && e.familyRevoked) {
-      await auditReuse(s, e.session.user_id, e.session.id, ip);
-    }
-    throw e;
-  }
-  s.events.emit("token_refresh", {});
-  return set;
-}
-
-/**
- * A reused refresh token revoked its whole session (Sessions.refresh): the
- * audit log says so (`token_revoked`, GoTrue's action), for the session's
- * user, so an operator sees the suspected theft.
- */
-async function auditReuse(s: Services, userId: string, sessionId: string, ip: string) {
-  const user = await s.users.findById(userId);
-  await s.audit.record({
-    action: "token_revoked",
-    actorId: userId,
-    actorUsername: user?.email ?? user?.phone ?? "",
-    logType: "token",
-    traits: { reason: "refresh_token_reused", session_id: sessionId },
-    ip,
-  });
+  return await refreshGrant(s, token, ip);
 }
 
 /** The pkce grant: `auth_code` and `code_verifier` of a PKCE flow (auth/pkce.ts). */
 export async function pkceGrant(c: Ctx, body: Body, s: Services): Promise<Response> {
-  const set = await exchangeAuthCode(
+  const set = await signInWithAuthCode(
     s,
     optString(body, "auth_code", 256) ?? "",
     optString(body, "code_verifier", 256) ?? "",
-    clientIp(c),
+    requestMeta(c),
   );
-  const user = set.user as { id?: string; email?: string };
-  await s.audit.record({
-    action: "login",
-    actorId: user.id,
-    actorUsername: user.email ?? "",
-    logType: "account",
-    traits: { grant_type: "pkce" },
-    ip: clientIp(c),
-  });
-  s.events.emit("signin", { method: "pkce" });
   return tokenSetResponse(c, set);
 }
 

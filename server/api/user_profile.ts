@@ -19,8 +19,10 @@
  * or a deleted user is refused at once.
  *
  * Errors and their order are requireUser's (context.ts): bad_jwt (the
- * route's `jwt` middleware), user_not_found, session_not_found.
+ * route's `jwt` middleware), user_not_found, user_banned (auth/ban.ts: a
+ * token issued before the ban opens nothing), session_not_found.
  */
+import { refuseBanned } from "../auth/ban.ts";
 import type { AccessClaims } from "../auth/jwt.ts";
 import type { FactorRow } from "../auth/mfa.ts";
 import { factorToJson } from "../auth/mfa.ts";
@@ -98,17 +100,19 @@ export function profileCache(s: Services): ProfileCache {
   return cacheOf(s);
 }
 
-/** The user_not_found and session_not_found refusals, in that order. */
+/** The user_not_found, user_banned and session_not_found refusals, in that order (requireUser's). */
 function refuse(
   cache: ProfileCache,
   userId: string,
   row: ProfileRevision | null,
   sid: string | null,
+  now: Date,
 ): asserts row is ProfileRevision {
   if (!row) {
     cache.delete(userId);
     throw new ApiError(403, "user_not_found", "User from sub claim in JWT does not exist");
   }
+  refuseBanned(row, now);
   if (sid !== null && !row.session) {
     throw new ApiError(
       403,
@@ -143,7 +147,7 @@ export async function userProfileText(s: Services, claims: AccessClaims): Promis
   // One primary-key lookup: the revision, the session, and (unless the kept answer is current)
   // the answer the database built when the user last changed.
   const d = await s.users.profileDoc(claims.sub, sidParam, kept ? kept.rev : -1);
-  refuse(cache, claims.sub, d, sid);
+  refuse(cache, claims.sub, d, sid, s.clock.now());
   if (kept && d.rev === kept.rev) return kept.body;
   if (d.doc !== null) {
     cache.set(claims.sub, d.rev, d.doc);
@@ -151,7 +155,7 @@ export async function userProfileText(s: Services, claims: AccessClaims): Promis
   }
   // Not built by the database (see the migration): read the four tables and build it here.
   const p = await s.users.profile<FactorRow>(claims.sub, sidParam);
-  refuse(cache, claims.sub, p, sid);
+  refuse(cache, claims.sub, p, sid, s.clock.now());
   const body = profileBody(p);
   cache.set(claims.sub, p.rev, body);
   return body;

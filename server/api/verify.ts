@@ -21,14 +21,15 @@
  */
 import { issueAuthCode } from "../auth/pkce.ts";
 import { verifyRedirectTo } from "../auth/redirect.ts";
-import type { TokenSet } from "../auth/sessions.ts";
 import {
   EMAIL_VERIFY_TYPES,
   type EmailCredential,
   type EmailVerified,
   type EmailVerifyType,
+  verifiedSession,
   verifyEmailToken,
-} from "../mail/verify_email.ts";
+} from "../auth/verify_email.ts";
+import { requestMeta } from "./meta.ts";
 import type { Services } from "../services.ts";
 import { clientIp, type Ctx } from "./context.ts";
 import { AuthError, badRequest, statusOf } from "./errors.ts";
@@ -44,16 +45,6 @@ function isPrefetch(c: Ctx): boolean {
     c.req.header("x-moz") ?? ""
   } ${c.req.header("x-purpose") ?? ""}`.toLowerCase();
   return /prefetch|preview/.test(purpose);
-}
-
-async function session(c: Ctx, s: Services, v: EmailVerified): Promise<TokenSet> {
-  const set = await s.sessions.issue(v.user, {
-    method: "otp",
-    ip: clientIp(c),
-    userAgent: c.req.header("user-agent"),
-  });
-  s.events.emit("signin", { method: v.type === "magiclink" ? "magiclink" : "otp" });
-  return set;
 }
 
 function withFragment(url: string, params: Record<string, string>): string {
@@ -148,7 +139,7 @@ export async function verifyGet(c: Ctx, s: Services): Promise<Response> {
     u.searchParams.set("code", code);
     return c.redirect(u.toString(), 303);
   }
-  const set = await session(c, s, v);
+  const set = await verifiedSession(s, v, requestMeta(c));
   return c.redirect(
     tokenFragment(redirectTo, {
       access_token: set.access_token,
@@ -197,6 +188,6 @@ export async function verifyPost(c: Ctx, s: Services): Promise<Response> {
     ip: clientIp(c),
   });
   if (v.partial) return c.json({ msg: MSG_PARTIAL, code: 200 });
-  const set = await session(c, s, v);
+  const set = await verifiedSession(s, v, requestMeta(c));
   return c.json({ ...set, type: v.type });
 }

@@ -26,7 +26,8 @@ import { AuthError } from "./errors.ts";
 import type { AccessClaims, JwtService } from "./jwt.ts";
 import type { Mfa } from "./mfa.ts";
 import { sessionValidity } from "./session_limits.ts";
-import { bannedError, isBanned, type Sessions } from "./sessions.ts";
+import { refuseBanned } from "./ban.ts";
+import type { Sessions } from "./sessions.ts";
 import type { Users } from "./users.ts";
 import { isUuid } from "../util/uuid.ts";
 
@@ -74,7 +75,7 @@ export async function adminClaims(s: AdminAccessDeps, token: string): Promise<Ac
     });
   }
   const now = s.clock.now();
-  if (isBanned(user, now)) throw bannedError();
+  refuseBanned(user, now);
   const session = isUuid(sid) ? await s.sessions.findSession(sid) : null;
   if (!session || session.user_id !== user.id) {
     throw new AuthError("session_not_found", "Session from session_id claim in JWT does not exist");

@@ -26,7 +26,7 @@ import type { Db } from "../db/db.ts";
 import type { Logger } from "../observe/log.ts";
 import { CLEANUP_KINDS, type CleanupKind, CleanupStore } from "../store/cleanup.ts";
 import type { Clock } from "./clock.ts";
-import { UNUSED_FLOW_TTL_SEC } from "./pkce.ts";
+import { UNUSED_FLOW_TTL_SEC } from "../store/flow_states.ts";
 
 export { CLEANUP_KINDS, type CleanupKind } from "../store/cleanup.ts";
 

@@ -6,7 +6,7 @@
  * = status | side`), so a second link of the same side (one a `/resend`
  * issued) never stands in for the other side, and two links opened at once
  * complete the change exactly once. Issuing new change links starts the
- * record again (mail/flows.ts `sendEmailChangeMails`), as GoTrue's
+ * record again (auth/action_mail.ts `sendEmailChangeMails`), as GoTrue's
  * sendEmailChange resets its confirmation status.
  */
 

@@ -100,7 +100,9 @@ export type ErrorCode =
  * - `admin_token`: an admin token bound to a session that no longer opens
  *   the admin routes (auth/admin_access.ts, GoTrue's requireAdminCredentials);
  * - `aal_gate`: a route that needs an aal2 session once the user has a
- *   verified MFA factor (auth/assurance.ts, GoTrue's user.go).
+ *   verified MFA factor (auth/assurance.ts, GoTrue's user.go);
+ * - `parameter`: a request parameter a use case refused (validation_failed:
+ *   400, as the api layer's own `badRequest`).
  */
 export type Situation =
   | "oauth"
@@ -111,7 +113,8 @@ export type Situation =
   | "upstream_timeout"
   | "hook"
   | "admin_token"
-  | "aal_gate";
+  | "aal_gate"
+  | "parameter";
 
 /** What an AuthError carries besides its code and message. */
 export interface AuthErrorOptions extends ErrorOptions {

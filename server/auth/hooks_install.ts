@@ -7,7 +7,7 @@
  * that create users (`userCreated` below).
  */
 import { AuthError } from "./errors.ts";
-import type { Services } from "../services.ts";
+import type { Domain } from "./deps.ts";
 import {
   attemptDecision,
   customizeClaims,
@@ -28,7 +28,7 @@ const EMAIL_ACTION_TYPES: Partial<Record<MailKind, string>> = {
   reauthentication: "reauthentication",
 };
 
-async function userJson(s: Services, user: UserRow | null): Promise<Record<string, unknown>> {
+async function userJson(s: Domain, user: UserRow | null): Promise<Record<string, unknown>> {
   if (!user) return {};
   return userToJson(user, { identities: await s.users.listIdentities(user.id) });
 }
@@ -36,7 +36,7 @@ async function userJson(s: Services, user: UserRow | null): Promise<Record<strin
 export { Hooks };
 
 /** Wires the enabled hooks into the services. */
-export function installHooks(s: Services): void {
+export function installHooks(s: Domain): void {
   const hooks = s.hooks;
   if (hooks.enabled("custom_access_token")) {
     s.sessions.customizeClaims = (user, session, claims, tx) =>
@@ -106,7 +106,7 @@ export function installHooks(s: Services): void {
  * ends the user's sessions when it asks to).
  */
 export async function passwordAttempt(
-  s: Services,
+  s: Domain,
   user: UserRow,
   valid: boolean,
   ip: string,
@@ -127,7 +127,7 @@ export async function passwordAttempt(
  * the user as GoTrue sends it; its error answer fails the request, though
  * the user stays (as in GoTrue). Not for users an admin creates.
  */
-export async function userCreated(s: Services, user: UserRow, ip = ""): Promise<void> {
+export async function userCreated(s: Domain, user: UserRow, ip = ""): Promise<void> {
   if (!s.hooks.enabled("after_user_created")) return;
   await s.hooks.invoke("after_user_created", { user: await userJson(s, user) }, ip);
 }

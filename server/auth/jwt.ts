@@ -28,7 +28,7 @@ import { timingSafeEqual } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { jose } from "../../deps.ts";
 import { AuthError } from "./errors.ts";
-import { hmacBase64url, hmacBytes, type HmacKey, hmacKey } from "./crypto.ts";
+import { hmacBase64url, hmacBytes, type HmacKey, hmacKey } from "../util/crypto.ts";
 import type { Config } from "../config/mod.ts";
 
 /** Claims of an access token as this server issues them. */
@@ -169,7 +169,7 @@ export class JwtService {
   }
 
   /**
-   * HS256 with JWT_SECRET, synchronously (HMAC over node:crypto's SHA-256, auth/crypto.ts):
+   * HS256 with JWT_SECRET, synchronously (HMAC over node:crypto's SHA-256, util/crypto.ts):
    * the token jose's SignJWT makes, byte for byte (header `{"alg":"HS256","typ":"JWT"}`, the
    * claims as JSON.stringify writes them, the same TypeError for a non-finite iat/nbf/exp),
    * without its trip through WebCrypto's thread pool and its structuredClone of the claims

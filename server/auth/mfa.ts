@@ -12,7 +12,7 @@ import type { Clock } from "./clock.ts";
 import { isoString } from "../util/time.ts";
 import { amrMethod, MfaChallenges } from "./mfa_challenges.ts";
 import type { Users } from "./users.ts";
-import type { SessionRow } from "./sessions.ts";
+import type { SessionRow } from "../store/sessions.ts";
 import { type FactorRow, FactorStore, type FactorType } from "../store/factors.ts";
 import { SessionStore } from "../store/sessions.ts";
 

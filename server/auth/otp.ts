@@ -47,7 +47,7 @@ import {
   randomHex,
   sha256Hex,
   timingSafeEqual,
-} from "./crypto.ts";
+} from "../util/crypto.ts";
 import { type OneTimeTokenRow, OneTimeTokenStore } from "../store/one_time_tokens.ts";
 
 export type { OneTimeTokenRow } from "../store/one_time_tokens.ts";
@@ -252,7 +252,7 @@ export class OneTimeTokens {
   }
 }
 
-/** A link token without the "pkce_" prefix a PKCE flow's links carry (mail/flows.ts). */
+/** A link token without the "pkce_" prefix a PKCE flow's links carry (auth/action_mail.ts). */
 function withoutPkcePrefix(token: string): string {
   return token.startsWith("pkce_") ? token.slice(5) : token;
 }

@@ -34,13 +34,13 @@ import type { Db } from "../db/db.ts";
 import type { Logger } from "../observe/log.ts";
 import { renderSmsTemplate, type SmsProvider } from "../sms/mod.ts";
 import type { Clock } from "./clock.ts";
-import { randomDigits } from "./crypto.ts";
+import { randomDigits } from "../util/crypto.ts";
 import { AnswerTiming } from "../mail/timing.ts";
 import type { Events } from "./events.ts";
 import type { OneTimeTokenRow, OneTimeTokens } from "./otp.ts";
 import type { SendLimits } from "./send_limits.ts";
 import { normalizePhone, type UserRow, type Users } from "./users.ts";
-import { bannedError, isBanned } from "./sessions.ts";
+import { refuseBanned } from "./ban.ts";
 
 /** The one-time token types the phone flows use. */
 export type PhoneCodeType = "sms" | "phone_change" | "reauthentication";
@@ -279,7 +279,7 @@ export class SmsService {
       maxAttempts: this.config.sms.maxAttempts,
       beforeConsume: async (row) => {
         const owner = await this.users.findById(row.user_id);
-        if (owner && isBanned(owner, this.clock.now())) throw bannedError();
+        if (owner) refuseBanned(owner, this.clock.now());
       },
     });
   }

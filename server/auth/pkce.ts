@@ -21,23 +21,22 @@
  * day (or MAILER_OTP_EXP, when longer: its link may still come back). Every
  * exchange prunes such flows, at most every 10 minutes per process.
  */
+import { refuseBanned } from "./ban.ts";
 import { AuthError, invalid } from "./errors.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
-import { sha256Base64url, sha256Hex, timingSafeEqual } from "./crypto.ts";
+import { sha256Base64url, sha256Hex, timingSafeEqual } from "../util/crypto.ts";
 import type { TokenSet } from "./sessions.ts";
-import type { Services } from "../services.ts";
-import { type FlowStateRow, FlowStateStore } from "../store/flow_states.ts";
+import type { Domain } from "./deps.ts";
+import { type FlowStateRow, FlowStateStore, UNUSED_FLOW_TTL_SEC } from "../store/flow_states.ts";
 
 export type { FlowStateRow } from "../store/flow_states.ts";
 import type { ProviderName } from "../config/mod.ts";
 import type { ProviderUser } from "../providers/types.ts";
-import { linkIdentity } from "../providers/identities.ts";
+import { linkIdentity } from "./identities.ts";
 
 /** Seconds an issued auth code stays exchangeable. */
 export const FLOW_STATE_TTL_SEC = 300;
-/** Seconds an unused flow (no auth code issued yet) is kept. */
-export const UNUSED_FLOW_TTL_SEC = 86_400;
 
 const stores = new WeakMap<Db, FlowStateStore>();
 
@@ -174,7 +173,7 @@ function flowStateNotFound(): AuthError {
  * meanwhile); `ip` goes to its audit entry.
  */
 export async function exchangeAuthCode(
-  s: Services,
+  s: Domain,
   authCode: string,
   codeVerifier: string,
   ip = "",
@@ -203,9 +202,7 @@ export async function exchangeAuthCode(
   }
   let user = await s.users.findById(flow.user_id);
   if (!user) throw new AuthError("user_not_found", "User not found");
-  if (user.banned_until && new Date(user.banned_until).getTime() > now) {
-    throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
-  }
+  refuseBanned(user, new Date(now), "oauth");
   // Every check passed: only now is the code used up, once (a concurrent exchange that
   // used it first leaves nothing here).
   if (!await flows(db).consume(flow.id, codeHash)) throw flowStateNotFound();
@@ -228,7 +225,7 @@ export async function exchangeAuthCode(
 const PRUNE_EVERY_MS = 10 * 60_000;
 const lastPrune = new WeakMap<Db, number>();
 
-async function pruneOccasionally(s: Services): Promise<void> {
+async function pruneOccasionally(s: Domain): Promise<void> {
   const now = s.clock.now().getTime();
   if (now - (lastPrune.get(s.db) ?? 0) < PRUNE_EVERY_MS) return;
   lastPrune.set(s.db, now);

@@ -28,6 +28,7 @@
  *   cut by a step-up or ends revoked), revokes the family (`revoke_family`):
  *   a token from before the last burst, replayed, is what a thief holds.
  */
+import { isBanned } from "./ban.ts";
 import type { RefreshTokenRow } from "../store/refresh_tokens.ts";
 import type { SessionRow } from "../store/sessions.ts";
 
@@ -100,7 +101,7 @@ export function reuseWindowEnd(
 export function decideRefresh(f: RefreshFacts, settings: RefreshSettings): RefreshDecision {
   if (!f.token || !f.session || !f.user) return "not_found";
   const now = f.now.getTime();
-  if (f.user.banned_until && at(f.user.banned_until) > now) return "banned";
+  if (isBanned(f.user, f.now)) return "banned";
   if (f.session.not_after && at(f.session.not_after) <= now) return "expired";
   if (!settings.rotationEnabled) return f.token.revoked ? "reused" : "keep";
   if (!f.token.revoked) return "rotate";

@@ -19,7 +19,7 @@
  * Tokens issued before this format (43 characters of base64url, no dot) are
  * still honoured: their key is the bare SHA-256 (64 characters), as it was.
  */
-import { sha256Hex } from "./crypto.ts";
+import { sha256Hex } from "../util/crypto.ts";
 
 /** `<12 lower-case hex digits>.`: the start of a stamped token. */
 const STAMPED = /^[0-9a-f]{12}\./;

@@ -33,7 +33,7 @@ import { AuthError, type ErrorCode } from "./errors.ts";
 import type { Config } from "../config/mod.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
-import { sha256Hex } from "./crypto.ts";
+import { sha256Hex } from "../util/crypto.ts";
 import { SendLogStore } from "../store/send_log.ts";
 
 /** The two channels. */

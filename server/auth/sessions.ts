@@ -18,14 +18,11 @@
  * nothing), and the transaction then finds the live child and returns it.
  */
 import { AuthError } from "./errors.ts";
-import type { Config } from "../config/mod.ts";
-import type { Db, Queryable } from "../db/db.ts";
-import { RefreshTokenStore } from "../store/refresh_tokens.ts";
-import { type AmrEntry, type SessionRow, SessionStore } from "../store/sessions.ts";
-import type { Clock } from "./clock.ts";
-import { hmacBase64url, type HmacKey, hmacKey, randomToken } from "./crypto.ts";
-import { refreshTokenKey, stampedRefreshToken, stampOfKey } from "./refresh_token_format.ts";
-import type { JwtService } from "./jwt.ts";
+import { SessionTokens, type TokenSet } from "./session_tokens.ts";
+import type { Queryable } from "../db/db.ts";
+import type { AmrEntry, SessionRow } from "../store/sessions.ts";
+import { hmacBase64url, randomToken } from "../util/crypto.ts";
+import { refreshTokenKey } from "./refresh_token_format.ts";
 import { decideRefresh, MAX_GENERATIONS, reuseWindowEnd } from "./refresh_policy.ts";
 import { liveTokenOf } from "./refresh_chain.ts";
 import {
@@ -33,76 +30,15 @@ import {
   sessionValidity,
   supersededByNewerSession,
 } from "./session_limits.ts";
-import {
-  type IdentityRow,
-  type LocalProvider,
-  type UserFields,
-  type UserRow,
-  type Users,
-  userToJson,
-} from "./users.ts";
-import { type AuditEntry, type AuditLog, auditPayload } from "./audit.ts";
+import { type IdentityRow, type LocalProvider, type UserFields, type UserRow } from "./users.ts";
+import { type AuditEntry, auditPayload } from "./audit.ts";
 import { factorToJson } from "./mfa.ts";
+import { bannedError } from "./ban.ts";
 import type { FactorRow } from "../store/factors.ts";
 
 export type { AmrEntry, SessionRow } from "../store/sessions.ts";
 
-/** The answer of a sign-in or refresh. */
-export interface TokenSet {
-  access_token: string;
-  token_type: "bearer";
-  expires_in: number;
-  expires_at: number;
-  refresh_token: string;
-  user: Record<string, unknown>;
-  [extra: string]: unknown;
-}
-
-/** The user's answer as the database built it, on a token set whose `user` is read lazily. */
-const USER_DOC = Symbol("userDoc");
-
-/**
- * The token set's JSON text. A set made from a statement that also read the user's
- * `profile_doc` (the exact text of GET /user for the user and the identities and factors the
- * statement saw: migrations/0015_profile_doc.sql, the same object `userToJson` gives) carries
- * that text, and it is spliced in here unparsed, as long as nobody has read or replaced
- * `set.user` meanwhile (then, and for every other set, it is `JSON.stringify(set)`). The keys
- * keep their order.
- */
-export function tokenSetJson(set: TokenSet): string {
-  const doc = (set as { [USER_DOC]?: () => string | undefined })[USER_DOC]?.();
-  if (doc === undefined) return JSON.stringify(set);
-  const head: Record<string, unknown> = {};
-  const tail: Record<string, unknown> = {};
-  let after = false;
-  for (const k of Object.keys(set)) {
-    if (k === "user") after = true;
-    else (after ? tail : head)[k] = set[k];
-  }
-  const h = JSON.stringify(head);
-  const t = JSON.stringify(tail);
-  return (h === "{}" ? "{" : h.slice(0, -1) + ",") + '"user":' + doc +
-    (t === "{}" ? "}" : "," + t.slice(1));
-}
-
-/**
- * `set` with `user` read from `doc` on first access (and then kept as that object, so a
- * caller's changes to it are what JSON.stringify(set) writes); tokenSetJson splices `doc`
- * while `user` was never touched.
- */
-function withUserDoc(set: Omit<TokenSet, "user">, doc: string): TokenSet {
-  let user: Record<string, unknown> | undefined;
-  Object.defineProperty(set, "user", {
-    enumerable: true,
-    configurable: true,
-    get: () => (user ??= JSON.parse(doc) as Record<string, unknown>),
-    set: (v: Record<string, unknown>) => {
-      user = v;
-    },
-  });
-  Object.defineProperty(set, USER_DOC, { value: () => (user === undefined ? doc : undefined) });
-  return set as TokenSet;
-}
+export { type TokenSet, tokenSetJson } from "./session_tokens.ts";
 
 /** How a session was authenticated. */
 export interface IssueOpts {
@@ -113,16 +49,6 @@ export interface IssueOpts {
   ip?: string;
   /** The audit entry of the sign-in, written with the session (its ip: `ip`). */
   audit?: Omit<AuditEntry, "ip">;
-}
-
-/** user_banned, GoTrue's answer to a banned user wherever tokens would be issued. */
-export function bannedError(): AuthError {
-  return new AuthError("user_banned", "User is banned");
-}
-
-/** True while `user` is banned at `now`. */
-export function isBanned(user: Pick<UserRow, "banned_until">, now: Date): boolean {
-  return !!user.banned_until && new Date(user.banned_until) > now;
 }
 
 /**
@@ -136,40 +62,7 @@ export class RefreshTokenReusedError extends AuthError {
 }
 
 /** Session and refresh-token service. */
-export class Sessions {
-  /**
-   * @deprecated The sessions table's name, for api/user_profile.ts until its
-   * query moves into server/store; nothing new may use it.
-   */
-  readonly sessions: string;
-  /** Records the refresh grant's audit entries (set by buildServices). */
-  audit?: AuditLog;
-  /** Lists a user's MFA factors for the user in token sets (set by buildServices). */
-  factorsOf?: (userId: string, q: Queryable) => Promise<Record<string, unknown>[] | undefined>;
-  /** The custom access token hook, when enabled (auth/hooks.ts; set by buildServices). */
-  customizeClaims?: (
-    user: UserRow,
-    session: SessionRow,
-    claims: Record<string, unknown>,
-    tx?: Queryable,
-  ) => Promise<Record<string, unknown>>;
-  readonly #childKey: HmacKey;
-  readonly #store: SessionStore;
-  readonly #tokens: RefreshTokenStore;
-
-  constructor(
-    readonly db: Db,
-    readonly config: Config,
-    readonly jwt: JwtService,
-    readonly users: Users,
-    readonly clock: Clock,
-  ) {
-    this.sessions = db.t("sessions");
-    this.#store = new SessionStore(db);
-    this.#tokens = new RefreshTokenStore(db);
-    this.#childKey = hmacKey(`refresh-token-child:${config.jwt.secret}`);
-  }
-
+export class Sessions extends SessionTokens {
   /**
    * Starts a new session for a user and answers with a token set. Updates
    * last_sign_in_at, and writes `opts.audit` (its ip: `opts.ip`) with the
@@ -179,12 +72,12 @@ export class Sessions {
     const now = this.clock.now();
     const amr: AmrEntry[] = [{ method: opts.method, timestamp: Math.floor(now.getTime() / 1000) }];
     if (opts.provider) amr[0].provider = opts.provider;
-    const token = this.#newToken(randomToken(32), now);
+    const token = this.newToken(randomToken(32), now);
     const tx = q === this.db ? undefined : q;
     const audit = opts.audit && this.audit ? auditPayload(opts.audit) : undefined;
     // Nothing for a banned (or deleted) user, decided in the statement that inserts: every
     // path that issues tokens goes through here.
-    const started = await this.#store.startSignIn({
+    const started = await this.store.startSignIn({
       userId: user.id,
       amr,
       userAgent: opts.userAgent,
@@ -193,10 +86,10 @@ export class Sessions {
       refreshTokenHash: refreshTokenKey(token),
       audit: audit && { payload: audit, ip: opts.ip ?? "" },
     }, tx);
-    if (!started) throw await this.#notIssued(user.id, q);
+    if (!started) throw await this.notIssued(user.id, q);
     if (audit) this.audit!.recorded(audit);
     const factors = started.factors as unknown as FactorRow[];
-    return await this.#answer(started.user as unknown as UserRow, started.session, token, {
+    return await this.answer(started.user as unknown as UserRow, started.session, token, {
       identities: started.identities as unknown as IdentityRow[],
       factors: factors.length ? factors.map(factorToJson) : undefined,
       // The row as the statement's UPDATE left it: its answer was built with the identities
@@ -221,7 +114,7 @@ export class Sessions {
     const now = this.clock.now();
     const amr: AmrEntry[] = [{ method: opts.method, timestamp: Math.floor(now.getTime() / 1000) }];
     if (opts.provider) amr[0].provider = opts.provider;
-    const token = this.#newToken(randomToken(32), now);
+    const token = this.newToken(randomToken(32), now);
     const local = this.users.localUser(fields, providers);
     const audit = opts.audit && this.audit
       ? auditPayload({
@@ -230,7 +123,7 @@ export class Sessions {
         actorUsername: local.fields.email ?? local.fields.phone ?? "",
       })
       : undefined;
-    const started = await this.#store.startSignUp(local.fields, local.identities, {
+    const started = await this.store.startSignUp(local.fields, local.identities, {
       userId: local.fields.id,
       amr,
       userAgent: opts.userAgent,
@@ -241,7 +134,7 @@ export class Sessions {
     });
     if (audit) this.audit!.recorded(audit);
     const user = started.user as unknown as UserRow;
-    const set = await this.#answer(user, started.session, token, {
+    const set = await this.answer(user, started.session, token, {
       identities: started.identities as unknown as IdentityRow[],
     });
     return { user, set };
@@ -253,130 +146,22 @@ export class Sessions {
    */
   async reissue(user: UserRow, session: SessionRow, q: Queryable = this.db): Promise<TokenSet> {
     const now = this.clock.now();
-    const token = this.#newToken(randomToken(32), now);
+    const token = this.newToken(randomToken(32), now);
     // As in issue(): nothing for a banned user, in one statement (an MFA verification of a
     // user banned meanwhile gets no tokens); a session that ended meanwhile gets none either.
-    const done = await this.#tokens.replaceInSession(
+    const done = await this.tokens.replaceInSession(
       user.id,
       session.id,
       refreshTokenKey(token),
       now,
       q,
     );
-    if (!done) throw await this.#notIssued(user.id, q, session.id);
+    if (!done) throw await this.notIssued(user.id, q, session.id);
     return await this.tokenSet(user, session, token, q);
   }
 
-  /**
-   * A new refresh token made of `secret`, issued `now`: stamped, unless
-   * SECURITY_REFRESH_TOKEN_STAMPED is off (servers of before, which know only
-   * the bare format, still run beside this one).
-   */
-  #newToken(secret: string, now: Date): string {
-    return this.config.security.refreshTokenStamped ? stampedRefreshToken(secret, now) : secret;
-  }
-
-  /**
-   * The child `token` derives: the HMAC of `token` under the server's child key, stamped
-   * with `now`, or with the stamp of `storedChildKey` (the key of the child already stored;
-   * none: the child of a token issued before stamps, kept as it was handed out).
-   */
-  #childOf(token: string, now: Date, storedChildKey?: string): string {
-    const secret = hmacBase64url(this.#childKey, token);
-    if (storedChildKey === undefined) return this.#newToken(secret, now);
-    const stamp = stampOfKey(storedChildKey);
-    return stamp === null ? secret : stampedRefreshToken(secret, { stamp });
-  }
-
-  /** Why no tokens were issued: user_banned, user_not_found or session_not_found. */
-  async #notIssued(userId: string, q: Queryable, sessionId?: string): Promise<AuthError> {
-    const user = await this.users.findById(userId, q);
-    if (!user) return new AuthError("user_not_found", "User not found");
-    if (user.banned_until && new Date(user.banned_until) > this.clock.now()) {
-      return bannedError();
-    }
-    if (sessionId) {
-      return new AuthError(
-        "session_not_found",
-        "Session from session_id claim in JWT does not exist",
-      );
-    }
-    return bannedError();
-  }
-
-  /** Builds the token set: signs an access token for the session. */
-  async tokenSet(
-    user: UserRow,
-    session: SessionRow,
-    refreshToken: string,
-    q: Queryable = this.db,
-  ): Promise<TokenSet> {
-    const identities = await this.users.listIdentities(user.id, q);
-    const factors = await this.factorsOf?.(user.id, q);
-    const tx = q === this.db ? undefined : q;
-    return await this.#answer(user, session, refreshToken, { identities, factors }, tx);
-  }
-
-  /**
-   * The token set from rows already read; `tx`: the open transaction, if any (hooks run in it).
-   * `doc`: the user row's `profile_doc` when the row, the identities and the factors were read
-   * by one statement (so the text is `userToJson` of them, byte for byte); the set then
-   * carries it for tokenSetJson instead of building the user object.
-   */
-  async #answer(
-    user: UserRow,
-    session: SessionRow,
-    refreshToken: string,
-    { identities, factors, doc }: {
-      identities: IdentityRow[];
-      factors?: Record<string, unknown>[];
-      doc?: unknown;
-    },
-    tx?: Queryable,
-  ): Promise<TokenSet> {
-    const { token, exp } = await this.accessToken(user, session, tx);
-    const head = {
-      access_token: token,
-      token_type: "bearer" as const,
-      expires_in: this.config.jwt.exp,
-      expires_at: exp,
-      refresh_token: refreshToken,
-    };
-    if (typeof doc === "string") return withUserDoc(head, doc);
-    return { ...head, user: userToJson(user, { identities, factors }) };
-  }
-
-  /** Signs an access token with the contract's claims. */
-  async accessToken(
-    user: UserRow,
-    session: SessionRow,
-    /** The open transaction the token is issued in, if any (a pg-functions hook runs in it). */
-    tx?: Queryable,
-  ): Promise<{ token: string; exp: number }> {
-    const iat = Math.floor(this.clock.now().getTime() / 1000);
-    const exp = iat + this.config.jwt.exp;
-    let claims: Record<string, unknown> = {
-      sub: user.id,
-      aud: user.aud || this.config.jwt.aud,
-      exp,
-      iat,
-      email: user.email ?? "",
-      phone: user.phone ?? "",
-      app_metadata: user.raw_app_meta_data ?? {},
-      user_metadata: user.raw_user_meta_data ?? {},
-      role: user.role || "authenticated",
-      aal: session.aal,
-      amr: session.amr,
-      session_id: session.id,
-      is_anonymous: user.is_anonymous,
-    };
-    if (this.customizeClaims) claims = await this.customizeClaims(user, session, claims, tx);
-    const token = await this.jwt.sign(claims);
-    return { token, exp: typeof claims.exp === "number" ? claims.exp : exp };
-  }
-
   async findSession(id: string, q: Queryable = this.db): Promise<SessionRow | null> {
-    return await this.#store.findById(id, q);
+    return await this.store.findById(id, q);
   }
 
   /**
@@ -410,9 +195,9 @@ export class Sessions {
     // transaction below makes it.
     if (settings.rotationEnabled && audit && !limits.singlePerUser) {
       const now = this.clock.now();
-      const plain = this.#newToken(hmacBase64url(this.#childKey, token), now);
+      const plain = this.newToken(hmacBase64url(this.childKey, token), now);
       const payload = auditPayload(entry);
-      const done = await this.#tokens.rotateLive({
+      const done = await this.tokens.rotateLive({
         hash,
         childHash: refreshTokenKey(plain),
         now,
@@ -429,7 +214,7 @@ export class Sessions {
           actor_username: user.email || user.phone || "",
         });
         const factors = done.factors as unknown as FactorRow[];
-        return await this.#answer(user, done.session, plain, {
+        return await this.answer(user, done.session, plain, {
           identities: done.identities as unknown as IdentityRow[],
           factors: factors.length ? factors.map(factorToJson) : undefined,
           doc: done.user.profile_doc,
@@ -437,13 +222,13 @@ export class Sessions {
       }
     }
     const outcome = await this.db.transaction(async (tx) => {
-      const found = await this.#tokens.findByHash(hash, tx);
+      const found = await this.tokens.findByHash(hash, tx);
       if (!found) return { error: "not_found" as const };
       // Lock the session: every exchange in this family is serialised here, and the token is
       // read again under the lock (a concurrent exchange may have rotated it meanwhile).
-      const session = await this.#store.lockById(found.session_id, tx);
+      const session = await this.store.lockById(found.session_id, tx);
       if (!session) return { error: "not_found" as const };
-      const rt = await this.#tokens.findById(found.id, tx);
+      const rt = await this.tokens.findById(found.id, tx);
       const user = rt && await this.users.findById(rt.user_id, tx);
       const now = this.clock.now();
       // A live token rotates into the child it derives; a revoked one may lead to the live
@@ -453,21 +238,21 @@ export class Sessions {
         ? liveTokenOf(
           token,
           rt.id,
-          await this.#tokens.descendants(
+          await this.tokens.descendants(
             rt.id,
             rt.session_id,
             reuseWindowEnd(rt, settings),
             MAX_GENERATIONS,
             tx,
           ),
-          (text, key) => this.#childOf(text, now, key),
+          (text, key) => this.childOf(text, now, key),
         )
         : null;
       const plain = rt === null || !settings.rotationEnabled
         ? token
         : rt.revoked
         ? current?.token ?? token
-        : this.#childOf(token, now);
+        : this.childOf(token, now);
       const decision = decideRefresh(
         { token: rt, session, user, current, now },
         settings,
@@ -478,7 +263,7 @@ export class Sessions {
         const validity = sessionValidity(limits, session, now, rt!.updated_at);
         if (validity !== "valid") return { error: "limit" as const, why: validity };
         if (limits.singlePerUser) {
-          const others = await this.#store.listByUser(session.user_id, now, 1000, tx);
+          const others = await this.store.listByUser(session.user_id, now, 1000, tx);
           if (supersededByNewerSession(limits, session, others, now, rt!.updated_at)) {
             return { error: "limit" as const, why: "superseded" as const };
           }
@@ -492,16 +277,16 @@ export class Sessions {
         case "reused":
           return { error: "reused" as const, session };
         case "revoke_family":
-          await this.#tokens.revokeFamily(session.id, now, tx);
+          await this.tokens.revokeFamily(session.id, now, tx);
           return { error: "reused" as const, session, familyRevoked: true };
         case "rotate":
-          await this.#tokens.rotate(rt!, refreshTokenKey(plain), now, tx);
+          await this.tokens.rotate(rt!, refreshTokenKey(plain), now, tx);
           break;
         case "keep":
         case "return_current":
           break;
       }
-      await this.#store.markRefreshed(session.id, now, tx);
+      await this.store.markRefreshed(session.id, now, tx);
       await audit?.record({
         ...entry,
         actorId: user!.id,
@@ -513,7 +298,7 @@ export class Sessions {
     if ("set" in outcome && outcome.set) return outcome.set;
     switch (outcome.error) {
       case "banned":
-        throw new AuthError("user_banned", "User is banned", { situation: "oauth" });
+        throw bannedError("oauth");
       case "expired":
         throw new AuthError("session_expired", "Invalid Refresh Token: Session Expired");
       case "limit":
@@ -537,11 +322,11 @@ export class Sessions {
    */
   /** A user's current sessions, newest first (the console's user page). */
   async listOf(userId: string, limit = 100): Promise<SessionRow[]> {
-    return await this.#store.listByUser(userId, this.clock.now(), limit);
+    return await this.store.listByUser(userId, this.clock.now(), limit);
   }
 
   async endAll(userId: string, q: Queryable = this.db): Promise<void> {
-    await this.#store.deleteByUser(userId, q);
+    await this.store.deleteByUser(userId, q);
   }
 
   /**
@@ -556,11 +341,11 @@ export class Sessions {
     scope: "global" | "local" | "others",
   ): Promise<void> {
     if (scope === "global" || !sessionId) {
-      await this.#store.deleteByUser(userId);
+      await this.store.deleteByUser(userId);
     } else if (scope === "local") {
-      await this.#store.deleteOfUser(userId, sessionId);
+      await this.store.deleteOfUser(userId, sessionId);
     } else {
-      await this.#store.deleteOthersOfUser(userId, sessionId);
+      await this.store.deleteOthersOfUser(userId, sessionId);
     }
   }
 }

@@ -4,6 +4,8 @@
  * its spec (server/providers/specs.ts).
  */
 import { PROVIDER_SPECS, type ProviderName, PROVIDERS } from "../providers/specs.ts";
+import type { ProviderConfig } from "../providers/types.ts";
+export type { ProviderConfig };
 import type { ConfigReader, SectionDoc } from "./reader.ts";
 
 export { type ProviderName, PROVIDERS };
@@ -13,16 +15,6 @@ export const EXTERNAL_SECTION: SectionDoc = {
   about:
     "E-mail, phone and anonymous sign-in, and one group of settings per OAuth / OpenID Connect provider ([server/providers.md](server/providers.md), [id_token.md](id_token.md)).",
 };
-
-/** Settings of one external provider. */
-export interface ProviderConfig {
-  enabled: boolean;
-  clientId: string;
-  secret: string;
-  redirectUri: string;
-  /** Base URL override (self-hosted instances, realms, tests); "" when unset. */
-  url: string;
-}
 
 /** The sign-in methods' settings. */
 export interface ExternalConfig {

@@ -3,7 +3,7 @@
  * zero-setup default. One connection; PGlite serialises queries itself.
  */
 import { PGlite } from "@electric-sql/pglite";
-import type { Db, Queryable } from "./db.ts";
+import type { Db, Queryable } from "./interface.ts";
 import { claimDataDir, DataDirError } from "./data_dir.ts";
 
 // deno-lint-ignore no-explicit-any

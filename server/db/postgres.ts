@@ -14,7 +14,7 @@ import {
   DEFAULT_STATEMENT_TIMEOUT_MS,
   type Queryable,
   retryConflicts,
-} from "./db.ts";
+} from "./interface.ts";
 import type { Connection, QueryScope } from "./pg/connection.ts";
 import { parseConnectionString } from "./pg/options.ts";
 import { Pool } from "./pg/pool.ts";

@@ -28,16 +28,34 @@
 import type { DevInbox } from "../console/inbox.ts";
 import { AuthError } from "../auth/errors.ts";
 import type { Config, MailKind, NotificationKind } from "../config/mod.ts";
-import type { Clock } from "../auth/clock.ts";
-import type { Events } from "../auth/events.ts";
-import type { SendLimits } from "../auth/send_limits.ts";
-import type { UserRow } from "../auth/users.ts";
 import type { Logger } from "../observe/log.ts";
 import { DEFAULT_BODIES, htmlToText, linksIn, render, type TemplateVars } from "./templates.ts";
 import { AnswerTiming } from "./timing.ts";
 import { templateProblem } from "./go_template.ts";
 
 export type { TemplateVars };
+
+/**
+ * The send limits every mail goes through (auth/send_limits.ts): `deliver`
+ * runs only once the slot is granted; over a limit it throws a 429.
+ */
+export interface SendGate {
+  send<T>(
+    r: { channel: "email"; recipient: string; kind: string; intervalSec: number },
+    deliver: () => Promise<T>,
+  ): Promise<T>;
+}
+
+/** Where a sent mail is told (auth/events.ts: `mail_sent` {kind}). */
+export interface SentEvents {
+  emit(name: "mail_sent", attrs: { kind: MailKind }): void;
+}
+
+/** The recipient of a notification. */
+export interface Recipient {
+  email: string | null;
+  raw_user_meta_data?: Record<string, unknown> | null;
+}
 
 /** One mail to send. */
 export interface MailRequest {
@@ -95,9 +113,9 @@ export class Mailer {
   constructor(
     readonly config: Config,
     readonly log: Logger,
-    readonly events: Events,
-    readonly limits: SendLimits,
-    readonly clock: Clock,
+    readonly events: SentEvents,
+    readonly limits: SendGate,
+    readonly clock: { now(): Date },
   ) {
     if (!config.smtp.host) {
       log.warn(
@@ -263,7 +281,7 @@ export class Mailer {
    */
   async notify(
     kind: NotificationKind,
-    user: Pick<UserRow, "email" | "raw_user_meta_data">,
+    user: Recipient,
     vars: TemplateVars = {},
   ): Promise<boolean> {
     if (!this.config.mailer.notifications[kind] || !user.email) return false;

@@ -7,7 +7,7 @@
  * Docs: developers.facebook.com/docs/facebook-login/guides/advanced/manual-flow,
  * .../graph-api/securing-requests
  */
-import { hmacHex, hmacKey } from "../auth/crypto.ts";
+import { hmacHex, hmacKey } from "../util/crypto.ts";
 import { getJson, obj, str } from "./http.ts";
 import { chooseBase, type ProviderSpec } from "./types.ts";
 

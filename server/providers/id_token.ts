@@ -8,7 +8,7 @@
  * and, once the set is refetched, the keys it no longer lists are refused.
  */
 import { jose } from "../../deps.ts";
-import { base64url } from "../auth/crypto.ts";
+import { base64url } from "../util/crypto.ts";
 import { type IdTokenRules, ProviderError } from "./types.ts";
 
 /** jose's default: an unknown kid refetches the set at most every 30 s. */

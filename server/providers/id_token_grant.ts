@@ -6,7 +6,7 @@
  * must be one of the provider's client ids, and the nonce the app sent must
  * hash (SHA-256, hex) to the token's `nonce` claim. The claims become a
  * provider user, which signs in (or is created, or linked by a verified
- * address) exactly as after the redirect flow (providers/accounts.ts).
+ * address) exactly as after the redirect flow (auth/accounts.ts).
  *
  * Providers: those whose spec has `nativeIdToken` (apple, google, azure,
  * facebook Limited Login and keycloak today). Each one's issuer and key URL

@@ -7,7 +7,7 @@ import { type AccessToken, Client, type Logger as ClientLogger, OAuthError } fro
 import type { Config, ProviderConfig, ProviderName } from "../config/mod.ts";
 import type { Logger } from "../observe/log.ts";
 import { verifyIdToken } from "./id_token.ts";
-import { PROVIDER_SPECS } from "./specs.ts";
+import { PROVIDER_SPECS, specOf } from "./specs.ts";
 import { checkIdentifier, storableUser } from "./storable.ts";
 import { type Endpoints, ProviderError, type ProviderSpec, type ProviderUser } from "./types.ts";
 
@@ -45,7 +45,7 @@ export class ExternalProvider {
   readonly client: Client;
 
   constructor(
-    readonly spec: ProviderSpec,
+    readonly spec: ProviderSpec<ProviderName>,
     readonly settings: ProviderConfig,
     logger: ClientLogger,
     /** EXTERNAL_JWKS_COOLDOWN: least seconds between key-set fetches for an unknown kid. */
@@ -158,7 +158,7 @@ export class ProviderRegistry {
     };
     for (const [name, settings] of Object.entries(config.external.providers)) {
       if (!settings.enabled) continue;
-      const spec = PROVIDER_SPECS[name as ProviderName];
+      const spec = specOf(name as ProviderName);
       this.#providers.set(
         spec.name,
         new ExternalProvider(spec, settings, logger, config.external.jwksCooldownSec),

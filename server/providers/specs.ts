@@ -51,3 +51,14 @@ export type ProviderName = keyof typeof PROVIDER_SPECS;
 
 /** Every provider's name, in alphabetical order. */
 export const PROVIDERS = Object.keys(PROVIDER_SPECS) as readonly ProviderName[];
+
+/** The spec of a provider, its `name` typed as the key it is listed under. */
+export function specOf(name: ProviderName): ProviderSpec<ProviderName> {
+  return PROVIDER_SPECS[name] as ProviderSpec<ProviderName>;
+}
+
+for (const name of PROVIDERS) {
+  if (PROVIDER_SPECS[name].name !== name) {
+    throw new Error(`provider spec ${name} is named ${PROVIDER_SPECS[name].name}`);
+  }
+}

@@ -18,7 +18,7 @@
  *   still signs its user in);
  * - provider tokens kept for the PKCE exchange are refused like identifiers.
  */
-import { normalizeEmail } from "../auth/users.ts";
+import { normalizeEmail } from "../util/address.ts";
 import { ProviderError, type ProviderUser } from "./types.ts";
 
 /** Control (Cc) and format (Cf: bidi and zero-width marks) characters. */

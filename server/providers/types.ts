@@ -10,8 +10,6 @@
  * `client.authCode.getToken` and reads the user with `AccessToken.get`.
  */
 import type { AccessToken, AuthScheme, Client } from "../../mod.ts";
-import type { ProviderConfig } from "../config/mod.ts";
-import type { ProviderName } from "./specs.ts";
 
 /** One e-mail address a provider reports for the user. */
 export interface ProviderEmail {
@@ -71,8 +69,9 @@ export interface UserInfoContext {
 }
 
 /** The description of one external provider. */
-export interface ProviderSpec {
-  name: ProviderName;
+export interface ProviderSpec<N extends string = string> {
+  /** Its key in PROVIDER_SPECS (specs.ts checks that they agree). */
+  name: N;
   /** Endpoints for a base URL override ("" when unset). */
   endpoints(baseUrl: string): Endpoints;
   /** Scopes always requested (e-mail and name). */
@@ -143,4 +142,14 @@ export class ProviderError extends Error {
 /** `base` without trailing slashes, or `fallback` when the override is unset. */
 export function chooseBase(base: string, fallback: string): string {
   return (base || fallback).replace(/\/+$/, "");
+}
+
+/** Settings of one external provider (read by config/external.ts). */
+export interface ProviderConfig {
+  enabled: boolean;
+  clientId: string;
+  secret: string;
+  redirectUri: string;
+  /** Base URL override (self-hosted instances, realms, tests); "" when unset. */
+  url: string;
 }

@@ -6,6 +6,9 @@
 import type { Db, Queryable } from "../db/db.ts";
 
 /** A flow_state row. */
+/** Seconds an unused flow (no auth code issued yet) is kept (auth/pkce.ts, auth/cleanup.ts). */
+export const UNUSED_FLOW_TTL_SEC = 86_400;
+
 export interface FlowStateRow {
   id: string;
   user_id: string | null;

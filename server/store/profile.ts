@@ -45,6 +45,8 @@ export type ProfileUser = Pick<UserRow, typeof PROFILE_COLUMNS[number]>;
 export interface ProfileRevision {
   rev: number;
   session: boolean;
+  /** The user's banned_until (the ban check refuses a banned user's token). */
+  banned_until: Date | null;
 }
 
 /**
@@ -68,6 +70,7 @@ export interface Profile<F> extends ProfileRevision {
 interface RevRow {
   __rev: number;
   __session: boolean;
+  banned_until: Date | null;
 }
 
 interface DocRow extends RevRow {
@@ -90,7 +93,7 @@ export function profileSql(db: Pick<Db, "t">): { doc: string; full: string } {
   return {
     doc: `SELECT u.profile_rev AS "__rev",
         CASE WHEN u.profile_rev = $3::bigint THEN NULL ELSE u.profile_doc END AS "__doc",
-        ${session} AS "__session"
+        ${session} AS "__session", u.banned_until
         FROM ${users} u WHERE u.id = $1 AND u.deleted_at IS NULL`,
     full: `SELECT ${PROFILE_COLUMNS.map((k) => `u.${k}`).join(", ")},
         u.profile_rev AS "__rev", ${session} AS "__session",
@@ -120,7 +123,9 @@ export class ProfileStore {
    */
   async doc(userId: string, sessionId: string | null, keptRev: number): Promise<ProfileDoc | null> {
     const [row] = await this.db.query<DocRow>(this.#docSql, [userId, sessionId, keptRev]);
-    return row ? { rev: row.__rev, session: row.__session, doc: row.__doc } : null;
+    return row
+      ? { rev: row.__rev, session: row.__session, banned_until: row.banned_until, doc: row.__doc }
+      : null;
   }
 
   /**
@@ -129,7 +134,7 @@ export class ProfileStore {
    */
   async revision(userId: string, sessionId: string | null): Promise<ProfileRevision | null> {
     const d = await this.doc(userId, sessionId, -1);
-    return d ? { rev: d.rev, session: d.session } : null;
+    return d ? { rev: d.rev, session: d.session, banned_until: d.banned_until } : null;
   }
 
   /** The user's profile (see {@link Profile}); null when the user does not exist. */
@@ -141,6 +146,7 @@ export class ProfileStore {
     return {
       rev: row.__rev,
       session: row.__session,
+      banned_until: row.banned_until,
       user: row,
       identities: jsonRows(row.__identities, [
         "last_sign_in_at",

@@ -1,8 +1,11 @@
 /**
- * The direction of the imports under server/ (docs/architecture.md): a
- * request goes api → domain (auth, mail, sms, providers) → store → db, and no
- * import runs the other way. Reads the source with the TypeScript parser;
- * needs no database.
+ * The layers under server/ (docs/architecture.md, "Layers"): a request goes
+ * api → auth (the use cases) → store → db, and auth calls the adapters mail,
+ * sms and providers. No import runs the other way, the adapters take from
+ * auth/ only its error type, nothing below api/ imports the service container,
+ * no import cycle exists, and a handler in api/ writes no audit entry, user,
+ * mail, SMS or clean-up of its own. Reads the source with the TypeScript
+ * parser; needs no database.
  */
 import assert from "node:assert/strict";
 import ts from "typescript";
@@ -23,6 +26,8 @@ interface Source {
   imports: string[];
   /** Its string and template literals. */
   literals: string[];
+  /** The callee of every call, as written (`s.audit.record`, `sendActionMail`). */
+  calls: string[];
 }
 
 function sources(): Source[] {
@@ -47,12 +52,14 @@ function read(file: URL): Source {
   );
   const imports: string[] = [];
   const literals: string[] = [];
+  const calls: string[] = [];
   const target = (spec: string) => {
     if (!spec.startsWith(".")) return spec;
     const abs = new URL(spec, file).pathname;
     return abs.startsWith(SERVER.pathname) ? abs.slice(SERVER.pathname.length) : abs;
   };
   const visit = (n: ts.Node) => {
+    if (ts.isCallExpression(n)) calls.push(n.expression.getText(sf).replace(/\s+/g, ""));
     if (
       (ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier &&
       ts.isStringLiteral(n.moduleSpecifier)
@@ -71,7 +78,7 @@ function read(file: URL): Source {
     ts.forEachChild(n, visit);
   };
   visit(sf);
-  return { path: file.pathname.slice(SERVER.pathname.length), imports, literals };
+  return { path: file.pathname.slice(SERVER.pathname.length), imports, literals, calls };
 }
 
 const SQL = /\b(SELECT\b[\s\S]*\bFROM|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM)\b/;
@@ -147,4 +154,113 @@ Deno.test("SQL is written only in server/store/ (and the migrator and drivers in
     );
   assert.deepEqual(wrong, [], "domain services call a store class (docs/architecture.md)");
   assert.ok(all.some((s) => s.path.startsWith("store/") && s.literals.some((l) => SQL.test(l))));
+});
+
+/** The adapters: they send, fetch and render for the domain, and decide nothing. */
+const ADAPTERS = ["mail/", "sms/", "providers/"];
+
+Deno.test("mail/, sms/ and providers/ import from auth/ only its error type", () => {
+  const wrong = all
+    .filter((s) => ADAPTERS.some((d) => s.path.startsWith(d)))
+    .flatMap((s) =>
+      s.imports.filter((i) => i.startsWith("auth/") && i !== "auth/errors.ts")
+        .map((i) => `${s.path} → ${i}`)
+    );
+  assert.deepEqual(wrong, [], "the domain calls its adapters, not the other way");
+});
+
+Deno.test("no file of auth/, store/, mail/, sms/ or providers/ imports the service container", () => {
+  const below = ["auth/", "store/", ...ADAPTERS];
+  const wrong = all
+    .filter((s) => below.some((d) => s.path.startsWith(d)))
+    .flatMap((s) => s.imports.filter((i) => i === "services.ts").map((i) => `${s.path} → ${i}`));
+  assert.deepEqual(wrong, [], "the domain names what it needs in auth/deps.ts");
+});
+
+/** The import cycles among `sources` (Tarjan's strongly connected components). */
+function cycles(sources: Source[]): string[][] {
+  const edges = new Map(sources.map((s) => [s.path, s.imports.filter((i) => i !== s.path)]));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  let next = 0;
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!edges.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1) out.push(scc.sort());
+    }
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+Deno.test("the cycle finder finds a cycle", () => {
+  const src = (path: string, imports: string[]) => ({ path, imports, literals: [], calls: [] });
+  assert.deepEqual(
+    cycles([src("a.ts", ["b.ts"]), src("b.ts", ["c.ts"]), src("c.ts", ["a.ts"]), src("d.ts", [])]),
+    [["a.ts", "b.ts", "c.ts"]],
+  );
+});
+
+Deno.test("no import cycle under server/ (type imports count)", () => {
+  assert.deepEqual(cycles(all), []);
+});
+
+/**
+ * What only a use case does (issue 39): audit entries, user writes, mail and
+ * SMS sends, clean-up after failures. A handler parses, makes one use-case
+ * call and answers.
+ */
+const DECISIONS: readonly [string, RegExp][] = [
+  ["audit entry", /\.audit\.record$/],
+  [
+    "user write",
+    /\.users\.(create|createWithIdentities|update|updateMerging|delete|softDelete|syncLocalIdentity|createIdentity|deleteIdentity|deleteIdentitiesExcept|addProvider|touchIdentity|transaction)$|^(userCreated|softDeleteUser|updateUserAsAdmin|linkIdentity|unlinkIdentity|signInUser)$/,
+  ],
+  [
+    "mail or SMS send",
+    /\.mailer\.(send|notify)$|\.sms\.send\w*$|^(sendActionMail|sendEmailChangeMails|withoutMail|generateActionLink)$/,
+  ],
+  [
+    "clean-up or session write",
+    /\.otp\.(revoke\w*|issue)$|\.mfa\.(deleteFactor|updateFactor|enroll)$|\.sessions\.(logout|endAll|issue|signUp|reissue|refresh)$/,
+  ],
+];
+
+function decisionsIn(sources: Source[]): string[] {
+  return sources.flatMap((s) =>
+    s.calls.flatMap((call) =>
+      DECISIONS.filter(([, re]) => re.test(call)).map(([what]) => `${s.path}: ${what} (${call})`)
+    )
+  );
+}
+
+Deno.test("the decision scan finds the use cases' audit entries, writes and sends", () => {
+  const found = decisionsIn(all.filter((s) => s.path.startsWith("auth/")));
+  for (const [what] of DECISIONS) {
+    assert.ok(found.some((f) => f.includes(`: ${what} (`)), `no ${what} found under auth/`);
+  }
+});
+
+Deno.test("handlers in server/api/ write no audit entry, user, mail, SMS or clean-up", () => {
+  assert.deepEqual(decisionsIn(all.filter((s) => s.path.startsWith("api/"))), []);
 });

@@ -11,7 +11,7 @@ import {
   hmacKey,
   sha256Base64url,
   sha256Hex,
-} from "../../../server/auth/crypto.ts";
+} from "../../../server/util/crypto.ts";
 
 const enc = new TextEncoder();
 const hex = (b: ArrayBuffer) =>

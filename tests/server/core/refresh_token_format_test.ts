@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { movableClock, refreshGrant, signUpSession } from "./_helpers.ts";
-import { hmacBase64url, hmacKey, randomToken } from "../../../server/auth/crypto.ts";
+import { hmacBase64url, hmacKey, randomToken } from "../../../server/util/crypto.ts";
 
 const STAMPED = /^([0-9a-f]{12})\.[A-Za-z0-9_-]{43}$/;
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { authJsClient } from "../../helpers/auth_js.ts";
 import type { TestServer } from "../../helpers/server.ts";
-import { sha256Base64url } from "../../../server/auth/crypto.ts";
+import { sha256Base64url } from "../../../server/util/crypto.ts";
 import { createFlowState } from "../../../server/auth/pkce.ts";
 import type { Clock } from "../../../server/auth/clock.ts";
 import { fragment, local, openLink, withEmail } from "./_helpers.ts";

@@ -72,12 +72,34 @@ Deno.test("ban takes effect at once: the banned user's session and refresh token
     assert.ok(!refreshed.body.access_token);
     const me = await call(srv, "GET", "/user", { token: u.session.access_token });
     assert.equal(me.status, 403);
+    assert.equal(me.body.error_code, "user_banned", "GoTrue's answer, not session_not_found");
     const put = await call(srv, "PUT", "/user", {
       body: { data: { x: 1 } },
       token: u.session.access_token,
     });
     assert.equal(put.status, 403);
     assert.equal(put.body.error_code, "user_banned");
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("GET /user of a banned user: user_banned, also after its answer was kept", async () => {
+  const srv = await startTestServer(AUTOCONFIRM);
+  try {
+    const u = await signedUp(srv);
+    const before = await u.client.getUser();
+    assert.equal(before.error, null);
+    assert.equal(before.data.user?.id, u.id, "the answer is kept for this user now");
+    await ban(srv, u.id);
+    const after = await u.client.getUser();
+    assert.equal(after.data.user, null);
+    assert.equal(after.error?.code, "user_banned");
+    assert.equal(after.error?.status, 403);
+    await ban(srv, u.id, "none");
+    const lifted = await call(srv, "GET", "/user", { token: u.session.access_token });
+    assert.equal(lifted.status, 403, "the ban ended the session the token names");
+    assert.equal(lifted.body.error_code, "session_not_found");
   } finally {
     await srv.close();
   }

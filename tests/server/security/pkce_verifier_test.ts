@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { call } from "../../helpers/http.ts";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { startSmtp, type TestSmtp } from "../../helpers/smtp.ts";
-import { sha256Base64url } from "../../../server/auth/crypto.ts";
+import { sha256Base64url } from "../../../server/util/crypto.ts";
 import { account } from "./_helpers.ts";
 
 async function withMail(fn: (srv: TestServer, smtp: TestSmtp) => Promise<void>) {

@@ -4,12 +4,12 @@
  * a provider account belongs to one user only, the last identity stays, and
  * the user's address follows the identities that remain.
  */
-import { AuthError } from "../auth/errors.ts";
+import { AuthError } from "./errors.ts";
 import type { ProviderName } from "../config/mod.ts";
-import { type IdentityRow, isUniqueViolation, type UserRow } from "../auth/users.ts";
-import type { Services } from "../services.ts";
+import { type IdentityRow, isUniqueViolation, type UserRow } from "./users.ts";
+import type { Domain } from "./deps.ts";
 import { bannedCheck, candidateEmail, findIdentity, identityData } from "./accounts.ts";
-import type { ProviderUser } from "./types.ts";
+import type { ProviderUser } from "../providers/types.ts";
 
 /**
  * The checks of `linkIdentity` without the link (the PKCE callback, which
@@ -19,7 +19,7 @@ import type { ProviderUser } from "./types.ts";
  * @throws {AuthError} user_not_found, user_banned, identity_already_exists
  */
 export async function checkLinkable(
-  s: Services,
+  s: Domain,
   userId: string,
   provider: ProviderName,
   pu: ProviderUser,
@@ -49,7 +49,7 @@ export async function checkLinkable(
  * @throws {AuthError} identity_already_exists when the identity belongs to anyone already
  */
 export async function linkIdentity(
-  s: Services,
+  s: Domain,
   userId: string,
   provider: ProviderName,
   pu: ProviderUser,
@@ -129,7 +129,7 @@ export async function linkIdentity(
  *   email_conflict_identity_not_deletable
  */
 export async function unlinkIdentity(
-  s: Services,
+  s: Domain,
   user: UserRow,
   identityId: string,
   ip: string,

@@ -21,11 +21,11 @@
  * long as one, so neither status nor timing tells the two apart.
  */
 import type { MailKind } from "../config/mod.ts";
-import { type SignupClaim, signupTokenData } from "../auth/confirm.ts";
-import type { TokenType } from "../auth/otp.ts";
-import type { UserFields, UserRow } from "../auth/users.ts";
-import type { Services } from "../services.ts";
-import type { TemplateVars } from "./templates.ts";
+import { type SignupClaim, signupTokenData } from "./confirm.ts";
+import type { TokenType } from "./otp.ts";
+import type { UserFields, UserRow } from "./users.ts";
+import type { Domain } from "./deps.ts";
+import type { TemplateVars } from "../mail/templates.ts";
 
 /** The actions that send a mail with a link and a code. */
 export type EmailAction =
@@ -41,8 +41,8 @@ interface ActionSpec {
   mail: MailKind;
   /** `type` in the link (GoTrue's verification types). */
   linkType: string;
-  path: (s: Services) => string;
-  interval: (s: Services) => number;
+  path: (s: Domain) => string;
+  interval: (s: Domain) => number;
   sentAt: keyof UserFields;
   link: boolean;
 }
@@ -145,7 +145,7 @@ export const PKCE_PREFIX = "pkce_";
 
 /** `{API_EXTERNAL_URL}{path}?token=…&type=…&redirect_to=…` (an absolute path setting wins). */
 export function verifyUrl(
-  s: Services,
+  s: Domain,
   path: string,
   token: string,
   type: string,
@@ -161,7 +161,7 @@ export function verifyUrl(
 
 /** Issues the token of an action and builds its link, without sending anything. */
 export async function generateActionLink(
-  s: Services,
+  s: Domain,
   user: UserRow,
   action: EmailAction,
   opts: ActionOptions = {},
@@ -200,7 +200,7 @@ export async function generateActionLink(
  * mail server fails) and returns the user with its `*_sent_at` stamped.
  */
 export async function sendActionMail(
-  s: Services,
+  s: Domain,
   user: UserRow,
   action: EmailAction,
   opts: ActionOptions = {},
@@ -256,7 +256,7 @@ export function emailChangeLimitKey(userId: string): string {
  * stamped.
  */
 export async function sendEmailChangeMails(
-  s: Services,
+  s: Domain,
   user: UserRow,
   opts: { redirectTo?: string; flowStateId?: string },
 ): Promise<UserRow> {
@@ -285,7 +285,7 @@ export async function sendEmailChangeMails(
  * send limits refuse (429) as they would for a real mail to `to`, nothing is
  * sent, and the answer waits about as long as sending takes.
  */
-export async function withoutMail(s: Services, action: EmailAction, to: string): Promise<void> {
+export async function withoutMail(s: Domain, action: EmailAction, to: string): Promise<void> {
   const started = s.mailer.timing.now();
   const spec = SPECS[action];
   await s.sendLimits.decoy({

@@ -10,38 +10,18 @@
  * autoconfirm on GoTrue answers 422 user_already_exists; a phone, 400 (GoTrue's
  * signup.go).
  */
-import type { SignupClaim } from "../auth/confirm.ts";
-import type { UserRow } from "../auth/users.ts";
-import { userToJson } from "../auth/users.ts";
-import type { Services } from "../services.ts";
-import { clientIp, type Ctx } from "./context.ts";
-import { ApiError, badRequest } from "./errors.ts";
-import type { Body } from "./input.ts";
-import type { SignupChannel, SignupHook } from "./signup.ts";
-
-/**
- * How long the work after the address lookup takes for a fresh sign-up (the
- * insert, the confirmation mail), per server and channel, as a moving
- * average. A duplicate sign-up whose hooks send nothing (the address is
- * confirmed) waits as long, so that the answer's timing does not tell a known
- * address from a new one.
- */
-const freshWork = new WeakMap<Services, Partial<Record<SignupChannel, number>>>();
-
-/** Records how long a fresh sign-up's work after the lookup took (call it when it succeeded). */
-export function recordFreshWork(s: Services, channel: SignupChannel, ms: number): void {
-  const m = freshWork.get(s) ?? {};
-  const prev = m[channel];
-  m[channel] = prev === undefined ? ms : prev * 0.8 + ms * 0.2;
-  freshWork.set(s, m);
-}
-
-/** Waits until a duplicate sign-up has taken as long as a fresh one usually does (at most 5 s). */
-async function padLikeFresh(s: Services, channel: SignupChannel, startedMs: number): Promise<void> {
-  const typical = Math.min(freshWork.get(s)?.[channel] ?? 0, 5000);
-  const wait = typical - (performance.now() - startedMs);
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-}
+import type { SignupClaim } from "./confirm.ts";
+import type { Domain, RequestMeta } from "./deps.ts";
+import type { UserRow } from "./users.ts";
+import { userToJson } from "./users.ts";
+import {
+  SIGNUP_WORK,
+  type SignupChannel,
+  type SignupConfirmation,
+  type SignupOutcome,
+  type SignupRequest,
+  signupTiming,
+} from "./signup_request.ts";
 
 /**
  * A user answer indistinguishable from a fresh sign-up, for a known address:
@@ -49,7 +29,7 @@ async function padLikeFresh(s: Services, channel: SignupChannel, startedMs: numb
  * (`createdAt`) and updated (confirmation sent) later, once the hooks ran.
  */
 function fabricatedUser(
-  s: Services,
+  s: Domain,
   channel: SignupChannel,
   address: string,
   data: Record<string, unknown>,
@@ -114,25 +94,29 @@ function fabricatedUser(
   return userToJson(row, { identities: confirmed || invited ? [] : [identity] });
 }
 
+/** How the sign-up that found the address known goes on. */
+export interface DuplicateContext {
+  autoconfirm: boolean;
+  /** When the address lookup ended (the channel's answer timing's clock). */
+  lookedUp: number;
+  confirmations: readonly SignupConfirmation[];
+  /** What confirming this sign-up would keep (its password's hash and data). */
+  signup: SignupClaim;
+}
+
 /**
- * Answers a sign-up of an address that already has an account.
- * Called by POST /signup (signup.ts) after the lookup found the user; the
- * caller passes the address's channel hooks.
+ * Answers a sign-up of an address that already has an account: called by
+ * signUp (signup.ts) after the lookup found the user.
  */
 export async function duplicateSignup(
-  c: Ctx,
-  s: Services,
-  body: Body,
+  s: Domain,
+  r: SignupRequest,
   existing: UserRow,
-  channel: SignupChannel,
-  address: string,
-  data: Record<string, unknown>,
-  autoconfirm: boolean,
-  redirectTo: string | undefined,
-  lookedUp: number,
-  hooks: readonly SignupHook[],
-  signup: SignupClaim,
-): Promise<Response> {
+  meta: RequestMeta,
+  x: DuplicateContext,
+): Promise<SignupOutcome> {
+  const { channel, address, data } = r;
+  const hooks = x.confirmations;
   const createdAt = s.clock.now();
   await s.audit.record({
     action: "user_repeated_signup",
@@ -140,12 +124,9 @@ export async function duplicateSignup(
     actorUsername: existing.email ?? existing.phone ?? "",
     logType: "user",
     traits: { provider: channel },
-    ip: clientIp(c),
+    ip: meta.ip,
   });
-  if (autoconfirm) {
-    if (channel === "phone") throw badRequest("User already registered", "user_already_exists");
-    throw new ApiError(422, "user_already_exists", "User already registered");
-  }
+  if (x.autoconfirm) return { alreadyExists: channel };
   if (hooks.length) {
     // A fresh sign-up's confirmation is refused (429) once the channel's send cap
     // (RATE_LIMIT_EMAIL_SENT / RATE_LIMIT_SMS_SENT) is reached; refuse alike, or
@@ -172,7 +153,15 @@ export async function duplicateSignup(
     createdAt.getTime() - new Date(existing.created_at).getTime() < interval * 1000;
   for (const hook of beingConfirmed ? [] : hooks) {
     try {
-      await hook({ c, s, user: existing, channel, body, redirectTo, duplicate: true, signup });
+      await hook({
+        d: s,
+        user: existing,
+        channel,
+        request: r,
+        meta,
+        duplicate: true,
+        signup: x.signup,
+      });
     } catch (e) {
       // The answer must not differ from a fresh sign-up's: log, never surface.
       s.log.warn("sign-up hook failed for a known address", {
@@ -180,12 +169,13 @@ export async function duplicateSignup(
       });
     }
   }
-  await padLikeFresh(s, channel, lookedUp);
+  // As long as a fresh sign-up's insert and confirmation lately took (mail/timing.ts).
+  await signupTiming(s, channel).pad(SIGNUP_WORK, x.lookedUp);
   const confirmed = channel === "email"
     ? !!existing.email_confirmed_at
     : !!existing.phone_confirmed_at;
-  return c.json(
-    fabricatedUser(
+  return {
+    user: fabricatedUser(
       s,
       channel,
       address,
@@ -195,5 +185,5 @@ export async function duplicateSignup(
       confirmed,
       !!existing.invited_at,
     ),
-  );
+  };
 }

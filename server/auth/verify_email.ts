@@ -13,19 +13,16 @@
  * a link of one side answers "partial" (no session) until the other side's
  * completes it (auth/email_change.ts).
  */
-import { AuthError, invalid, uniqueViolationAnswer } from "../auth/errors.ts";
-import { checkPassword } from "../auth/pwned.ts";
-import { type OneTimeTokenRow, otpInvalid } from "../auth/otp.ts";
-import {
-  confirmAddressNow,
-  isUnproven,
-  signupClaimOf,
-  verifyMaySetPassword,
-} from "../auth/confirm.ts";
-import type { UserRow } from "../auth/users.ts";
-import { normalizeEmail } from "../auth/users.ts";
-import { BOTH_CONFIRMED, sideOf } from "../auth/email_change.ts";
-import type { Services } from "../services.ts";
+import { refuseBanned } from "./ban.ts";
+import { AuthError, invalid, uniqueViolationAnswer } from "./errors.ts";
+import { checkPassword } from "./pwned.ts";
+import { type OneTimeTokenRow, otpInvalid } from "./otp.ts";
+import { confirmAddressNow, isUnproven, signupClaimOf, verifyMaySetPassword } from "./confirm.ts";
+import type { UserRow } from "./users.ts";
+import { normalizeEmail } from "./users.ts";
+import { BOTH_CONFIRMED, sideOf } from "./email_change.ts";
+import type { Domain, RequestMeta } from "./deps.ts";
+import type { TokenSet } from "./sessions.ts";
 
 /** The e-mail verification types of /verify. */
 export const EMAIL_VERIFY_TYPES = [
@@ -72,7 +69,7 @@ const LINK_TYPE: Record<string, string> = {
 };
 
 async function findTokenOwner(
-  s: Services,
+  s: Domain,
   type: EmailVerifyType,
   cred: EmailCredential,
 ): Promise<UserRow | null> {
@@ -101,7 +98,7 @@ function passwordNotHere(): AuthError {
  * user as is.
  */
 export async function verifyEmailToken(
-  s: Services,
+  s: Domain,
   type: EmailVerifyType,
   cred: EmailCredential,
   opts: { password?: string; passwordRequired?: boolean; ip?: string } = {},
@@ -123,9 +120,7 @@ export async function verifyEmailToken(
   let user = await s.users.findById(token.user_id);
   if (!user) throw otpInvalid();
   const now = s.clock.now();
-  if (user.banned_until && new Date(user.banned_until) > now) {
-    throw new AuthError("user_banned", "User is banned");
-  }
+  refuseBanned(user, now);
   const linkType = LINK_TYPE[token.token_type] ?? type;
   const firstConfirmation = !user.email_confirmed_at;
 
@@ -176,7 +171,7 @@ export async function verifyEmailToken(
 }
 
 async function applyEmailChange(
-  s: Services,
+  s: Domain,
   user: UserRow,
   token: OneTimeTokenRow,
   ip?: string,
@@ -236,4 +231,19 @@ async function applyEmailChange(
 /** user_metadata with `email_verified: true`, as GoTrue's User.Confirm writes it. */
 export function verifiedMeta(user: { raw_user_meta_data: Record<string, unknown> | null }) {
   return { ...(user.raw_user_meta_data ?? {}), email_verified: true };
+}
+
+/** The session a verified link or code signs its user into. */
+export async function verifiedSession(
+  s: Domain,
+  v: EmailVerified,
+  meta: RequestMeta,
+): Promise<TokenSet> {
+  const set = await s.sessions.issue(v.user, {
+    method: "otp",
+    ip: meta.ip,
+    userAgent: meta.userAgent,
+  });
+  s.events.emit("signin", { method: v.type === "magiclink" ? "magiclink" : "otp" });
+  return set;
 }

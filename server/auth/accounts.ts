@@ -11,15 +11,16 @@
  * confirms it by the one rule of auth/confirm.ts first: the provider proved
  * ownership, the squatter's password, identities and sessions must not survive.
  */
-import { userCreated } from "../auth/hooks_install.ts";
-import { AuthError } from "../auth/errors.ts";
+import { refuseBanned } from "./ban.ts";
+import { userCreated } from "./hooks_install.ts";
+import { AuthError } from "./errors.ts";
 import type { ProviderName } from "../config/mod.ts";
 import type { Queryable } from "../db/db.ts";
-import { confirmAddress, confirmDepsOf } from "../auth/confirm.ts";
-import { type IdentityRow, isUniqueViolation, type UserRow } from "../auth/users.ts";
-import { sendActionMail } from "../mail/flows.ts";
-import type { Services } from "../services.ts";
-import type { ProviderEmail, ProviderUser } from "./types.ts";
+import { confirmAddress, confirmDepsOf } from "./confirm.ts";
+import { type IdentityRow, isUniqueViolation, type UserRow } from "./users.ts";
+import { sendActionMail } from "./action_mail.ts";
+import type { Domain } from "./deps.ts";
+import type { ProviderEmail, ProviderUser } from "../providers/types.ts";
 
 /** The result of a sign-in decision. */
 export interface AccountOutcome {
@@ -60,15 +61,13 @@ export function identityData(u: ProviderUser): Record<string, unknown> {
 }
 
 /** 403 user_banned while the user is banned. */
-export function bannedCheck(s: Services, user: UserRow): void {
-  if (user.banned_until && new Date(user.banned_until) > s.clock.now()) {
-    throw new AuthError("user_banned", "User is banned");
-  }
+export function bannedCheck(s: Domain, user: UserRow): void {
+  refuseBanned(user, s.clock.now());
 }
 
 /** The identity of (provider, provider id), if any. */
 export async function findIdentity(
-  s: Services,
+  s: Domain,
   provider: string,
   providerId: string,
   q: Queryable,
@@ -77,7 +76,7 @@ export async function findIdentity(
 }
 
 async function touchIdentity(
-  s: Services,
+  s: Domain,
   id: string,
   data: Record<string, unknown>,
   q: Queryable,
@@ -86,7 +85,7 @@ async function touchIdentity(
 }
 
 /** Users owning one of `emails` (as user e-mail or through an identity's e-mail). */
-async function ownersOf(s: Services, emails: string[], q: Queryable): Promise<string[]> {
+async function ownersOf(s: Domain, emails: string[], q: Queryable): Promise<string[]> {
   return await s.users.ownersOfEmails(emails, q);
 }
 
@@ -98,7 +97,7 @@ async function ownersOf(s: Services, emails: string[], q: Queryable): Promise<st
  *   (no address, or an unverified one), email_exists; 403 user_banned
  */
 export async function signInUser(
-  s: Services,
+  s: Domain,
   provider: ProviderName,
   pu: ProviderUser,
   opts: { emailOptional: boolean; ip: string; redirectTo?: string },
@@ -163,7 +162,7 @@ export async function signInUser(
 
 /** One attempt at the account decision, inside a transaction (see signInUser). */
 async function decideAccount(
-  s: Services,
+  s: Domain,
   provider: ProviderName,
   pu: ProviderUser,
   data: Record<string, unknown>,
@@ -305,7 +304,7 @@ async function decideAccount(
 
 /** Merges identity data into user_metadata and adds the provider to app_metadata. */
 async function mergeMetadata(
-  s: Services,
+  s: Domain,
   user: UserRow,
   data: Record<string, unknown>,
   provider: string,
