@@ -3,15 +3,13 @@
  * SHA-256 hashes; comparisons of secrets the server holds in memory use
  * `timingSafeEqual`.
  *
- * Hashes and HMACs are computed synchronously with node:crypto: a few
- * microseconds each, where WebCrypto's `crypto.subtle` hands every call to a
- * thread pool and answers with a promise, which costs several times the hash
- * itself on the request path (the refresh grant made three such calls;
- * bench/README.md). Text is hashed as UTF-8, the bytes `TextEncoder` gives
+ * Hashes and HMACs are node:crypto's, synchronous: the callers compute them
+ * inside plain functions, where WebCrypto's `crypto.subtle` would answer with
+ * a promise. Text is hashed as UTF-8, the bytes `TextEncoder` gives
  * (node:crypto's `update(text, "utf8")` writes a lone surrogate as U+FFFD too;
  * tests/server/core/crypto_test.ts compares with WebCrypto).
  */
-import { createHash } from "node:crypto";
+import { createHash, createHmac, createSecretKey, type KeyObject } from "node:crypto";
 
 const enc = new TextEncoder();
 
@@ -75,51 +73,20 @@ export function timingSafeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/**
- * An HMAC-SHA256 key (see `hmacKey`): the key's two 64-byte pads, XORed once (RFC 2104), so
- * an HMAC is two SHA-256 hashes. node:crypto's createHmac prepares the key again on every
- * call, which in Deno costs twice the two hashes (bench/README.md).
- */
-export interface HmacKey {
-  /** key XOR 0x36 ... */
-  readonly ipad: Uint8Array;
-  /** key XOR 0x5c ... */
-  readonly opad: Uint8Array;
-}
-
-/** SHA-256's block size in bytes. */
-const BLOCK = 64;
+/** An HMAC-SHA256 key (see `hmacKey`). */
+export type HmacKey = KeyObject;
 
 /** HMAC-SHA256 key from a secret (a string is taken as its UTF-8 bytes). */
 export function hmacKey(secret: string | Uint8Array): HmacKey {
-  let k: Uint8Array = typeof secret === "string" ? utf8(secret) : secret;
-  if (k.length > BLOCK) k = createHash("sha256").update(k).digest();
-  const ipad = new Uint8Array(BLOCK).fill(0x36);
-  const opad = new Uint8Array(BLOCK).fill(0x5c);
-  for (let i = 0; i < k.length; i++) {
-    ipad[i] ^= k[i];
-    opad[i] ^= k[i];
-  }
-  return { ipad, opad };
-}
-
-/** HMAC-SHA256 of `text`'s UTF-8 bytes, as bytes. */
-export function hmacBytes(key: HmacKey, text: string): Uint8Array {
-  return hmacOuter(key, text).digest();
+  return createSecretKey(typeof secret === "string" ? utf8(secret) : secret);
 }
 
 /** HMAC-SHA256 of `text`, base64url. */
 export function hmacBase64url(key: HmacKey, text: string): string {
-  return hmacOuter(key, text).digest("base64url");
+  return createHmac("sha256", key).update(text, "utf8").digest("base64url");
 }
 
 /** HMAC-SHA256 of `text`, lower-case hex. */
 export function hmacHex(key: HmacKey, text: string): string {
-  return hmacOuter(key, text).digest("hex");
-}
-
-/** H(opad || H(ipad || text)), before its digest. */
-function hmacOuter(key: HmacKey, text: string) {
-  const inner = createHash("sha256").update(key.ipad).update(text, "utf8").digest();
-  return createHash("sha256").update(key.opad).update(inner);
+  return createHmac("sha256", key).update(text, "utf8").digest("hex");
 }

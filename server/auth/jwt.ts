@@ -1,22 +1,14 @@
 /**
- * Access-token signing and verification.
+ * Access-token signing and verification, with jose.
  *
  * - HS256 with JWT_SECRET, imported once as a CryptoKey (jose would re-import
- *   a raw secret on every call) for jose's paths; the tokens this server signs
- *   with it are made synchronously (`signHs256`), the bytes jose would make,
- *   at a fraction of its cost.
+ *   a raw secret on every call).
  * - Asymmetric keys (RS256, ES256, EdDSA) from AUTHSVC_JWT_KEYS: the key whose
  *   key_ops contains "sign" signs and its `kid` goes in the header; every key
  *   verifies, so tokens signed before a rotation keep verifying.
  * - The verifying key is chosen by the header (kid, else HS256 secret) and the
  *   algorithm is pinned to that key's, so `alg: none`, an unknown kid, or HS256
  *   with a public key as the secret are refused.
- * - HS256 tokens whose header is only `alg`/`typ` (every token this server
- *   signs with JWT_SECRET) are checked synchronously with node:crypto's HMAC,
- *   far cheaper than jose's asynchronous WebCrypto path, which every
- *   authenticated request pays (bench/README.md). Same checks and messages as jose:
- *   signature, a JSON object payload, numeric exp/nbf/iat, exp in the future,
- *   nbf not in the future, audience when asked.
  * - A token that verified is remembered (up to VERIFIED_MAX tokens, oldest
  *   forgotten first) until its `exp`: clients send the same access token for
  *   its whole life, and its signature and claims cannot change, so the next
@@ -24,11 +16,8 @@
  *   signature check is skipped: whether its user and session still exist is
  *   read from the database on every request, as before.
  */
-import { timingSafeEqual } from "node:crypto";
-import { Buffer } from "node:buffer";
 import { jose } from "../../deps.ts";
 import { AuthError } from "./errors.ts";
-import { hmacBase64url, hmacBytes, type HmacKey, hmacKey } from "./crypto.ts";
 import type { Config } from "../config/mod.ts";
 
 /** Claims of an access token as this server issues them. */
@@ -67,20 +56,6 @@ function defaultAlg(jwk: JsonWebKey): string {
   throw new Error(`unsupported key type ${jwk.kty}`);
 }
 
-/** The base64url form of a 32-byte HMAC-SHA256 signature. */
-const B64URL_SIG = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
-
-/** A header with nothing a verifier must act on beyond `alg` (no crit, b64, jku, ...). */
-function plainHeader(header: jose.ProtectedHeaderParameters): boolean {
-  for (const k in header) if (k !== "alg" && k !== "typ") return false;
-  return true;
-}
-
-/** The protected header of every token signed with JWT_SECRET, base64url. */
-const HS256_HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString(
-  "base64url",
-);
-
 /** Verified tokens remembered at most (about 1 kB each). */
 export const VERIFIED_MAX = 10_000;
 /** Longer tokens are verified every time (not worth the memory). */
@@ -102,7 +77,6 @@ export class JwtService {
   private constructor(
     private readonly issuer: string,
     private readonly hsKey: CryptoKey,
-    private readonly hsHmac: HmacKey,
     private readonly signer: { alg: string; kid?: string; key: Key },
     private readonly byKid: Map<string, VerifyKey>,
     private readonly publicJwks: Record<string, unknown>[],
@@ -146,7 +120,6 @@ export class JwtService {
     return new JwtService(
       config.api.externalUrl,
       hsKey,
-      hmacKey(config.jwt.secret),
       signer,
       byKid,
       publicJwks,
@@ -160,32 +133,11 @@ export class JwtService {
 
   /** Signs claims (iss is set here when absent). */
   async sign(claims: Record<string, unknown>): Promise<string> {
-    if (this.signer.key === this.hsKey) return this.signHs256({ iss: this.issuer, ...claims });
     const header: jose.JWTHeaderParameters = { alg: this.signer.alg, typ: "JWT" };
     if (this.signer.kid) header.kid = this.signer.kid;
     return await new jose.SignJWT({ iss: this.issuer, ...claims }).setProtectedHeader(header).sign(
       this.signer.key,
     );
-  }
-
-  /**
-   * HS256 with JWT_SECRET, synchronously (HMAC over node:crypto's SHA-256, auth/crypto.ts):
-   * the token jose's SignJWT makes, byte for byte (header `{"alg":"HS256","typ":"JWT"}`, the
-   * claims as JSON.stringify writes them, the same TypeError for a non-finite iat/nbf/exp),
-   * without its trip through WebCrypto's thread pool and its structuredClone of the claims
-   * (they are JSON values); every token set pays this (bench/README.md).
-   */
-  private signHs256(claims: Record<string, unknown>): string {
-    for (const k of ["iat", "nbf", "exp"]) {
-      const v = claims[k];
-      if (typeof v === "number" && !Number.isFinite(v)) {
-        throw new TypeError(`"${k}" claim must be a finite number`);
-      }
-    }
-    const input = `${HS256_HEADER}.${
-      Buffer.from(JSON.stringify(claims), "utf8").toString("base64url")
-    }`;
-    return `${input}.${hmacBase64url(this.hsHmac, input)}`;
   }
 
   /** Verifies a token; throws AuthError bad_jwt naming the reason. */
@@ -243,12 +195,10 @@ export class JwtService {
       );
     }
     try {
-      const payload = vk.key === this.hsKey && plainHeader(header)
-        ? this.verifyHs256(token, opts.audience)
-        : (await jose.jwtVerify(token, vk.key, {
-          algorithms: [vk.alg],
-          audience: opts.audience,
-        })).payload;
+      const { payload } = await jose.jwtVerify(token, vk.key, {
+        algorithms: [vk.alg],
+        audience: opts.audience,
+      });
       if (typeof payload.sub !== "string" && payload.sub !== undefined) {
         throw new Error("sub must be a string");
       }
@@ -257,51 +207,6 @@ export class JwtService {
       const why = e instanceof jose.errors.JWTExpired ? "token has expired" : (e as Error).message;
       throw new AuthError("bad_jwt", `invalid JWT: unable to parse or verify signature, ${why}`);
     }
-  }
-
-  /** HS256 with JWT_SECRET, synchronously; throws with jose's messages (a JWTExpired for exp). */
-  private verifyHs256(token: string, audience: string | undefined): jose.JWTPayload {
-    const dot1 = token.indexOf(".");
-    const dot2 = token.indexOf(".", dot1 + 1);
-    if (dot1 < 0 || dot2 < 0 || token.indexOf(".", dot2 + 1) >= 0) {
-      throw new Error("Invalid Compact JWS");
-    }
-    const sig = token.slice(dot2 + 1);
-    // 32 bytes are exactly 43 base64url characters; anything else cannot match
-    if (!B64URL_SIG.test(sig)) throw new Error("signature verification failed");
-    const mac = hmacBytes(this.hsHmac, token.slice(0, dot2));
-    if (!timingSafeEqual(mac, Buffer.from(sig, "base64url"))) {
-      throw new Error("signature verification failed");
-    }
-    let payload: unknown;
-    try {
-      payload = JSON.parse(Buffer.from(token.slice(dot1 + 1, dot2), "base64url").toString("utf8"));
-    } catch {
-      throw new Error("JWT Claims Set must be a top-level JSON object");
-    }
-    if (payload === null || typeof payload !== "object" || Array.isArray(payload)) {
-      throw new Error("JWT Claims Set must be a top-level JSON object");
-    }
-    const claims = payload as jose.JWTPayload;
-    const now = Math.floor(Date.now() / 1000);
-    for (const k of ["iat", "nbf", "exp"] as const) {
-      if (claims[k] !== undefined && typeof claims[k] !== "number") {
-        throw new Error(`"${k}" claim must be a number`);
-      }
-    }
-    if (claims.nbf !== undefined && claims.nbf > now) {
-      throw new Error('"nbf" claim timestamp check failed');
-    }
-    if (claims.exp !== undefined && claims.exp <= now) {
-      throw new jose.errors.JWTExpired('"exp" claim timestamp check failed', claims, "exp");
-    }
-    if (audience !== undefined) {
-      const aud = typeof claims.aud === "string" ? [claims.aud] : claims.aud;
-      if (!Array.isArray(aud) || !aud.includes(audience)) {
-        throw new Error('unexpected "aud" claim value');
-      }
-    }
-    return claims;
   }
 
   /** The public keys, for `/.well-known/jwks.json`. */

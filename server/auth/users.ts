@@ -9,7 +9,6 @@ import type { Db, Queryable } from "../db/db.ts";
 import { type IdentityRow, IdentityStore } from "../store/identities.ts";
 import { type Profile, type ProfileRevision, ProfileStore } from "../store/profile.ts";
 import { type UserFields, type UserPage, type UserRow, UserStore } from "../store/users.ts";
-import { isoString } from "../util/time.ts";
 
 export type { IdentityRow } from "../store/identities.ts";
 export type { UserFields, UserPage, UserRow } from "../store/users.ts";
@@ -18,7 +17,7 @@ export type { Profile, ProfileRevision } from "../store/profile.ts";
 export { isUniqueViolation } from "../store/users.ts";
 
 const ts = (d: Date | null | undefined) =>
-  d ? isoString(d instanceof Date ? d : new Date(d)) : undefined;
+  d ? (d instanceof Date ? d : new Date(d)).toISOString() : undefined;
 
 /**
  * The canonical form of an e-mail address, for storage and every lookup:

@@ -3,8 +3,6 @@
  * `array_to_json(ARRAY(...))` of a child table), read back as the separate
  * queries would give them.
  */
-import { parseTimestamptz } from "../util/time.ts";
-
 /**
  * Rows of a JSON column (text on some drivers, parsed on others) with their
  * timestamp members `dates` as Dates, ordered as the separate queries order
@@ -16,7 +14,7 @@ export function jsonRows(v: unknown, dates: readonly string[]): Record<string, u
   const list = (Array.isArray(parsed) ? parsed : [parsed]) as Record<string, unknown>[];
   const created = list.length > 1 ? new Map(list.map((r) => [r, String(r.created_at)])) : null;
   for (const r of list) {
-    for (const k of dates) if (typeof r[k] === "string") r[k] = parseTimestamptz(r[k] as string);
+    for (const k of dates) if (typeof r[k] === "string") r[k] = new Date(r[k] as string);
   }
   if (created) {
     list.sort((a, b) =>
