@@ -3,13 +3,14 @@
  * SHA-256 hashes; comparisons of secrets the server holds in memory use
  * `timingSafeEqual`.
  *
- * Hashes and HMACs are node:crypto's, synchronous: the callers compute them
- * inside plain functions, where WebCrypto's `crypto.subtle` would answer with
- * a promise. Text is hashed as UTF-8, the bytes `TextEncoder` gives
- * (node:crypto's `update(text, "utf8")` writes a lone surrogate as U+FFFD too;
- * tests/server/core/crypto_test.ts compares with WebCrypto).
+ * Hashes are node:crypto's, synchronous: the callers compute them inside
+ * plain functions, where WebCrypto's `crypto.subtle` would answer with a
+ * promise; HMACs are two of those hashes (below). Text is hashed as UTF-8,
+ * the bytes `TextEncoder` gives (node:crypto's `update(text, "utf8")` writes
+ * a lone surrogate as U+FFFD too; tests/server/core/crypto_test.ts compares
+ * with WebCrypto).
  */
-import { createHash, createHmac, createSecretKey, type KeyObject } from "node:crypto";
+import { createHash } from "node:crypto";
 
 const enc = new TextEncoder();
 
@@ -73,20 +74,47 @@ export function timingSafeEqual(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/** An HMAC-SHA256 key (see `hmacKey`). */
-export type HmacKey = KeyObject;
+/**
+ * An HMAC-SHA256 key (see `hmacKey`): the key's two 64-byte pads, XORed once (RFC 2104), so
+ * an HMAC is two SHA-256 hashes. Kept beside node:crypto's createHmac, which in Deno costs
+ * five times as much per call (it prepares the key on every call); docs/architecture.md,
+ * "Performance shortcuts".
+ */
+export interface HmacKey {
+  /** key XOR 0x36 ... */
+  readonly ipad: Uint8Array;
+  /** key XOR 0x5c ... */
+  readonly opad: Uint8Array;
+}
+
+/** SHA-256's block size in bytes. */
+const BLOCK = 64;
 
 /** HMAC-SHA256 key from a secret (a string is taken as its UTF-8 bytes). */
 export function hmacKey(secret: string | Uint8Array): HmacKey {
-  return createSecretKey(typeof secret === "string" ? utf8(secret) : secret);
+  let k: Uint8Array = typeof secret === "string" ? utf8(secret) : secret;
+  if (k.length > BLOCK) k = createHash("sha256").update(k).digest();
+  const ipad = new Uint8Array(BLOCK).fill(0x36);
+  const opad = new Uint8Array(BLOCK).fill(0x5c);
+  for (let i = 0; i < k.length; i++) {
+    ipad[i] ^= k[i];
+    opad[i] ^= k[i];
+  }
+  return { ipad, opad };
 }
 
 /** HMAC-SHA256 of `text`, base64url. */
 export function hmacBase64url(key: HmacKey, text: string): string {
-  return createHmac("sha256", key).update(text, "utf8").digest("base64url");
+  return hmacOuter(key, text).digest("base64url");
 }
 
 /** HMAC-SHA256 of `text`, lower-case hex. */
 export function hmacHex(key: HmacKey, text: string): string {
-  return createHmac("sha256", key).update(text, "utf8").digest("hex");
+  return hmacOuter(key, text).digest("hex");
+}
+
+/** H(opad || H(ipad || text)), before its digest. */
+function hmacOuter(key: HmacKey, text: string) {
+  const inner = createHash("sha256").update(key.ipad).update(text, "utf8").digest();
+  return createHash("sha256").update(key.opad).update(inner);
 }

@@ -2,7 +2,10 @@
  * Access-token signing and verification, with jose.
  *
  * - HS256 with JWT_SECRET, imported once as a CryptoKey (jose would re-import
- *   a raw secret on every call).
+ *   a raw secret on every call) for verification; the tokens this server signs
+ *   with it are made synchronously (`signHs256`), the bytes jose would make, at
+ *   half its cost: every token set pays it (docs/architecture.md, "Performance
+ *   shortcuts").
  * - Asymmetric keys (RS256, ES256, EdDSA) from AUTHSVC_JWT_KEYS: the key whose
  *   key_ops contains "sign" signs and its `kid` goes in the header; every key
  *   verifies, so tokens signed before a rotation keep verifying.
@@ -16,8 +19,10 @@
  *   signature check is skipped: whether its user and session still exist is
  *   read from the database on every request, as before.
  */
+import { Buffer } from "node:buffer";
 import { jose } from "../../deps.ts";
 import { AuthError } from "./errors.ts";
+import { hmacBase64url, type HmacKey, hmacKey } from "./crypto.ts";
 import type { Config } from "../config/mod.ts";
 
 /** Claims of an access token as this server issues them. */
@@ -56,6 +61,11 @@ function defaultAlg(jwk: JsonWebKey): string {
   throw new Error(`unsupported key type ${jwk.kty}`);
 }
 
+/** The protected header of every token signed with JWT_SECRET, base64url. */
+const HS256_HEADER = Buffer.from(JSON.stringify({ alg: "HS256", typ: "JWT" })).toString(
+  "base64url",
+);
+
 /** Verified tokens remembered at most (about 1 kB each). */
 export const VERIFIED_MAX = 10_000;
 /** Longer tokens are verified every time (not worth the memory). */
@@ -77,6 +87,7 @@ export class JwtService {
   private constructor(
     private readonly issuer: string,
     private readonly hsKey: CryptoKey,
+    private readonly hsHmac: HmacKey,
     private readonly signer: { alg: string; kid?: string; key: Key },
     private readonly byKid: Map<string, VerifyKey>,
     private readonly publicJwks: Record<string, unknown>[],
@@ -120,6 +131,7 @@ export class JwtService {
     return new JwtService(
       config.api.externalUrl,
       hsKey,
+      hmacKey(config.jwt.secret),
       signer,
       byKid,
       publicJwks,
@@ -133,11 +145,31 @@ export class JwtService {
 
   /** Signs claims (iss is set here when absent). */
   async sign(claims: Record<string, unknown>): Promise<string> {
+    if (this.signer.key === this.hsKey) return this.signHs256({ iss: this.issuer, ...claims });
     const header: jose.JWTHeaderParameters = { alg: this.signer.alg, typ: "JWT" };
     if (this.signer.kid) header.kid = this.signer.kid;
     return await new jose.SignJWT({ iss: this.issuer, ...claims }).setProtectedHeader(header).sign(
       this.signer.key,
     );
+  }
+
+  /**
+   * HS256 with JWT_SECRET, synchronously (HMAC over node:crypto's SHA-256, auth/crypto.ts):
+   * the token jose's SignJWT makes, byte for byte (header `{"alg":"HS256","typ":"JWT"}`, the
+   * claims as JSON.stringify writes them, the same TypeError for a non-finite iat/nbf/exp),
+   * without its trip through WebCrypto's thread pool.
+   */
+  private signHs256(claims: Record<string, unknown>): string {
+    for (const k of ["iat", "nbf", "exp"]) {
+      const v = claims[k];
+      if (typeof v === "number" && !Number.isFinite(v)) {
+        throw new TypeError(`"${k}" claim must be a finite number`);
+      }
+    }
+    const input = `${HS256_HEADER}.${
+      Buffer.from(JSON.stringify(claims), "utf8").toString("base64url")
+    }`;
+    return `${input}.${hmacBase64url(this.hsHmac, input)}`;
   }
 
   /** Verifies a token; throws AuthError bad_jwt naming the reason. */
