@@ -1,5 +1,5 @@
 /**
- * Access-token signing and verification, with jose.
+ * Access-token signing and verification.
  *
  * - HS256 with JWT_SECRET, imported once as a CryptoKey (jose would re-import
  *   a raw secret on every call) for verification; the tokens this server signs
