@@ -5,9 +5,9 @@
 -- its two trigger functions return to their 0009 form, which take a new
 -- revision without rebuilding anything.
 --
--- DROP COLUMN only marks the column dropped: existing rows give its space back
--- as they are next written (and VACUUM reuses it), or at once with
--- `VACUUM FULL <namespace>users` at a quiet time (docs/database.md).
+-- DROP COLUMN only marks the column dropped: a row leaves the old text behind
+-- when it is next written (VACUUM reuses that space), and `VACUUM FULL
+-- <namespace>users` at a quiet time gives it all back (docs/database.md).
 
 DROP TRIGGER __NS__users_profile_doc ON __NS__users;
 DROP FUNCTION __NS__users_profile_doc_on_insert();
