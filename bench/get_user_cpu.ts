@@ -6,11 +6,14 @@
  * request costs moves much less.
  *
  *   deno run --lock=deno.dev.lock -A bench/get_user_cpu.ts <label=checkout-dir> [<label=dir> ...]
- *     [--rounds=2] [--seconds=10] [--cache=0] [--cpu-prof=<dir>]
+ *     [--rounds=2] [--seconds=10] [--cache=0] [--path=user|refresh] [--cpu-prof=<dir>]
  *
  * A subject `<label>=baseline` is bench/baseline_server.ts `query` (one
  * primary-key lookup through postgres.js, one connection: `baseline_one_query`)
  * on a table of 10,000 rows of its own.
+ *
+ * `--path=refresh` measures the refresh grant instead (a pool of 64 live tokens, each
+ * answer's rotated token going back into it, as bench/run.ts does).
  *
  * `--cache=0` (the default) runs the servers with AUTHSVC_API_USER_CACHE_SIZE=0,
  * the `get_user_uncached` case of bench/run.ts: every request is a user's
@@ -32,6 +35,7 @@ const flag = (name: string, dflt: string) =>
 const ROUNDS = Number(flag("rounds", "2"));
 const SECONDS = Number(flag("seconds", "10"));
 const CACHE = flag("cache", "0");
+const REFRESH = flag("path", "user") === "refresh";
 /** `--cpu-prof=<dir>`: the servers run with --cpu-prof (a profile per process in <dir>). */
 const PROF = flag("cpu-prof", "");
 const subjects = Deno.args.filter((a) => !a.startsWith("--")).map((a) => {
@@ -165,20 +169,30 @@ try {
       const { child, url } = started;
       try {
         let token = "";
+        // Refresh: one pool of tokens for the warm-up, one for the measurement (a used token
+        // would be a reuse).
+        const pools: string[] = [];
         if (dir !== "baseline") {
-          const fx = await createFixtures(url, { users: 1, refreshPool: 0 });
+          const fx = await createFixtures(url, { users: 1, refreshPool: REFRESH ? 129 : 0 });
           if (!fx.accessToken) throw new Error(`${label}: no access token (${fx.notes})`);
           token = fx.accessToken;
+          for (let i = 0; REFRESH && i < 2; i++) {
+            const file = await Deno.makeTempFile({ prefix: "gucpu-refresh-" });
+            await Deno.writeTextFile(file, fx.refreshTokens.slice(i * 64, i * 64 + 64).join("\n"));
+            pools.push(file);
+          }
         }
-        const run = (durationSec: number) =>
-          runWrk({
+        const run = (durationSec: number) => {
+          const pool = pools.shift() ?? "";
+          return runWrk({
             name: `get_user_cpu_${label}`,
-            url: token ? `${url}/user` : `${url}/`,
-            script: token ? "getWithToken" : "get",
-            args: token ? [token, "0"] : [],
+            url: token && !pool ? `${url}/user` : `${url}/`,
+            script: pool ? "refresh" : token ? "getWithToken" : "get",
+            args: pool ? [pool] : token ? [token, "0"] : [],
             connections: 32,
             durationSec,
           });
+        };
         await run(2); // warm-up
         const pids = await backends(app);
         const s0 = await cpuUs(child.pid);

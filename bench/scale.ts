@@ -199,8 +199,7 @@ export async function scaleMain(): Promise<number> {
     const p = large.prefix;
 
     // Load. Users and identities in one transaction: the identities trigger then takes no second
-    // revision (migrations/0009_profile_rev.sql), but rebuilds each user's GET /user answer with
-    // its identity (0015_profile_doc.sql), as a sign-up does.
+    // revision (migrations/0009_profile_rev.sql), as a sign-up does.
     const t0 = Date.now();
     await sql.begin(async (tx) => {
       await tx.unsafe(
@@ -281,9 +280,9 @@ export async function scaleMain(): Promise<number> {
       );
       const t = { t: (n: string) => `${p}${n}` };
       const statements: Record<string, [string, unknown[]]> = {
-        // server/store/profile.ts: GET /user's one lookup (with no kept revision: the stored
-        // answer is read), and the four-table read for a user whose stored answer is missing.
-        get_user: [profileSql(t).doc, [sample.user_id, sample.session_id, "-2"]],
+        // server/store/profile.ts: GET /user's one lookup (a kept answer's revision check), and
+        // the four-table read it builds the answer from when nothing is kept.
+        get_user: [profileSql(t).revision, [sample.user_id, sample.session_id]],
         get_user_full: [profileSql(t).full, [sample.user_id, sample.session_id]],
         // server/auth/users.ts findByEmail: the password grant's lookup.
         password_find_by_email: [

@@ -5,18 +5,14 @@
  * change of the user row, an identity or a factor gives the user a revision
  * no other state of it has had).
  *
- * Every request reads one row by the user's primary key, with whether the
- * token's session exists: the revision, and unless the revision is the kept
- * one, the answer the database built in the transaction of the user's last
- * change (`profile_doc`, migrations/0015_profile_doc.sql), byte for byte what
- * profileBody gives. So a user's first request after a change (or to this
- * process) costs the same lookup as a kept one. Only when the database left
- * the answer to the server (rows from before that migration until their next
- * change, states its builder does not reproduce) does one statement read the
- * user, the identities, the factors and the revision, and the answer is built
- * here. So every request still sees the database as it is: a change made
- * through any server process shows at the next request, a signed-out session
- * or a deleted user is refused at once.
+ * A user with a kept answer costs one primary-key lookup per request (the
+ * revision and whether the token's session exists); the kept answer is sent
+ * while the revision is the same. Otherwise (nothing kept, or the user changed)
+ * one statement reads the user, the identities, the factors, the revision and
+ * the session, and the answer is built here by the one serializer
+ * (auth/users.ts userToJson). So every request still sees the database as it
+ * is: a change made through any server process shows at the next request, a
+ * signed-out session or a deleted user is refused at once.
  *
  * Errors and their order are requireUser's (context.ts): bad_jwt (the
  * route's `jwt` middleware), user_not_found, user_banned (auth/ban.ts: a
@@ -144,16 +140,13 @@ export async function userProfileText(s: Services, claims: AccessClaims): Promis
   const sidParam = sid !== null && isUuid(sid) ? sid : null;
   const cache = cacheOf(s);
   const kept = cache.get(claims.sub);
-  // One primary-key lookup: the revision, the session, and (unless the kept answer is current)
-  // the answer the database built when the user last changed.
-  const d = await s.users.profileDoc(claims.sub, sidParam, kept ? kept.rev : -1);
-  refuse(cache, claims.sub, d, sid, s.clock.now());
-  if (kept && d.rev === kept.rev) return kept.body;
-  if (d.doc !== null) {
-    cache.set(claims.sub, d.rev, d.doc);
-    return d.doc;
+  if (kept) {
+    // One primary-key lookup: the revision and the session.
+    const r = await s.users.profileRevision(claims.sub, sidParam);
+    refuse(cache, claims.sub, r, sid, s.clock.now());
+    if (r.rev === kept.rev) return kept.body;
   }
-  // Not built by the database (see the migration): read the four tables and build it here.
+  // Nothing kept, or the user changed: one statement reads everything the answer holds.
   const p = await s.users.profile<FactorRow>(claims.sub, sidParam);
   refuse(cache, claims.sub, p, sid, s.clock.now());
   const body = profileBody(p);

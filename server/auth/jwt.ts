@@ -2,21 +2,16 @@
  * Access-token signing and verification.
  *
  * - HS256 with JWT_SECRET, imported once as a CryptoKey (jose would re-import
- *   a raw secret on every call) for jose's paths; the tokens this server signs
- *   with it are made synchronously (`signHs256`), the bytes jose would make,
- *   at a fraction of its cost.
+ *   a raw secret on every call) for verification; the tokens this server signs
+ *   with it are made synchronously (`signHs256`), the bytes jose would make, at
+ *   half its cost: every token set pays it (docs/architecture.md, "Performance
+ *   shortcuts").
  * - Asymmetric keys (RS256, ES256, EdDSA) from AUTHSVC_JWT_KEYS: the key whose
  *   key_ops contains "sign" signs and its `kid` goes in the header; every key
  *   verifies, so tokens signed before a rotation keep verifying.
  * - The verifying key is chosen by the header (kid, else HS256 secret) and the
  *   algorithm is pinned to that key's, so `alg: none`, an unknown kid, or HS256
  *   with a public key as the secret are refused.
- * - HS256 tokens whose header is only `alg`/`typ` (every token this server
- *   signs with JWT_SECRET) are checked synchronously with node:crypto's HMAC,
- *   far cheaper than jose's asynchronous WebCrypto path, which every
- *   authenticated request would pay. Same checks and messages as jose:
- *   signature, a JSON object payload, numeric exp/nbf/iat, exp in the future,
- *   nbf not in the future, audience when asked.
  * - A token that verified is remembered (up to VERIFIED_MAX tokens, oldest
  *   forgotten first) until its `exp`: clients send the same access token for
  *   its whole life, and its signature and claims cannot change, so the next
@@ -24,11 +19,10 @@
  *   signature check is skipped: whether its user and session still exist is
  *   read from the database on every request, as before.
  */
-import { timingSafeEqual } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { jose } from "../../deps.ts";
 import { AuthError } from "./errors.ts";
-import { hmacBase64url, hmacBytes, type HmacKey, hmacKey } from "../util/crypto.ts";
+import { hmacBase64url, type HmacKey, hmacKey } from "../util/crypto.ts";
 import type { Config } from "../config/mod.ts";
 
 /** Claims of an access token as this server issues them. */
@@ -65,15 +59,6 @@ function defaultAlg(jwk: JsonWebKey): string {
   if (jwk.kty === "OKP") return "EdDSA";
   if (jwk.kty === "oct") return "HS256";
   throw new Error(`unsupported key type ${jwk.kty}`);
-}
-
-/** The base64url form of a 32-byte HMAC-SHA256 signature. */
-const B64URL_SIG = /^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$/;
-
-/** A header with nothing a verifier must act on beyond `alg` (no crit, b64, jku, ...). */
-function plainHeader(header: jose.ProtectedHeaderParameters): boolean {
-  for (const k in header) if (k !== "alg" && k !== "typ") return false;
-  return true;
 }
 
 /** The protected header of every token signed with JWT_SECRET, base64url. */
@@ -172,8 +157,7 @@ export class JwtService {
    * HS256 with JWT_SECRET, synchronously (HMAC over node:crypto's SHA-256, util/crypto.ts):
    * the token jose's SignJWT makes, byte for byte (header `{"alg":"HS256","typ":"JWT"}`, the
    * claims as JSON.stringify writes them, the same TypeError for a non-finite iat/nbf/exp),
-   * without its trip through WebCrypto's thread pool and its structuredClone of the claims
-   * (they are JSON values), which every token set would pay.
+   * without its trip through WebCrypto's thread pool.
    */
   private signHs256(claims: Record<string, unknown>): string {
     for (const k of ["iat", "nbf", "exp"]) {
@@ -243,12 +227,10 @@ export class JwtService {
       );
     }
     try {
-      const payload = vk.key === this.hsKey && plainHeader(header)
-        ? this.verifyHs256(token, opts.audience)
-        : (await jose.jwtVerify(token, vk.key, {
-          algorithms: [vk.alg],
-          audience: opts.audience,
-        })).payload;
+      const { payload } = await jose.jwtVerify(token, vk.key, {
+        algorithms: [vk.alg],
+        audience: opts.audience,
+      });
       if (typeof payload.sub !== "string" && payload.sub !== undefined) {
         throw new Error("sub must be a string");
       }
@@ -257,51 +239,6 @@ export class JwtService {
       const why = e instanceof jose.errors.JWTExpired ? "token has expired" : (e as Error).message;
       throw new AuthError("bad_jwt", `invalid JWT: unable to parse or verify signature, ${why}`);
     }
-  }
-
-  /** HS256 with JWT_SECRET, synchronously; throws with jose's messages (a JWTExpired for exp). */
-  private verifyHs256(token: string, audience: string | undefined): jose.JWTPayload {
-    const dot1 = token.indexOf(".");
-    const dot2 = token.indexOf(".", dot1 + 1);
-    if (dot1 < 0 || dot2 < 0 || token.indexOf(".", dot2 + 1) >= 0) {
-      throw new Error("Invalid Compact JWS");
-    }
-    const sig = token.slice(dot2 + 1);
-    // 32 bytes are exactly 43 base64url characters; anything else cannot match
-    if (!B64URL_SIG.test(sig)) throw new Error("signature verification failed");
-    const mac = hmacBytes(this.hsHmac, token.slice(0, dot2));
-    if (!timingSafeEqual(mac, Buffer.from(sig, "base64url"))) {
-      throw new Error("signature verification failed");
-    }
-    let payload: unknown;
-    try {
-      payload = JSON.parse(Buffer.from(token.slice(dot1 + 1, dot2), "base64url").toString("utf8"));
-    } catch {
-      throw new Error("JWT Claims Set must be a top-level JSON object");
-    }
-    if (payload === null || typeof payload !== "object" || Array.isArray(payload)) {
-      throw new Error("JWT Claims Set must be a top-level JSON object");
-    }
-    const claims = payload as jose.JWTPayload;
-    const now = Math.floor(Date.now() / 1000);
-    for (const k of ["iat", "nbf", "exp"] as const) {
-      if (claims[k] !== undefined && typeof claims[k] !== "number") {
-        throw new Error(`"${k}" claim must be a number`);
-      }
-    }
-    if (claims.nbf !== undefined && claims.nbf > now) {
-      throw new Error('"nbf" claim timestamp check failed');
-    }
-    if (claims.exp !== undefined && claims.exp <= now) {
-      throw new jose.errors.JWTExpired('"exp" claim timestamp check failed', claims, "exp");
-    }
-    if (audience !== undefined) {
-      const aud = typeof claims.aud === "string" ? [claims.aud] : claims.aud;
-      if (!Array.isArray(aud) || !aud.includes(audience)) {
-        throw new Error('unexpected "aud" claim value');
-      }
-    }
-    return claims;
   }
 
   /** The public keys, for `/.well-known/jwks.json`. */

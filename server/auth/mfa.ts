@@ -9,7 +9,6 @@ import { AuthError } from "./errors.ts";
 import type { Config } from "../config/mod.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import type { Clock } from "./clock.ts";
-import { isoString } from "../util/time.ts";
 import { amrMethod, MfaChallenges } from "./mfa_challenges.ts";
 import type { Users } from "./users.ts";
 import type { SessionRow } from "../store/sessions.ts";
@@ -20,7 +19,7 @@ export { amrMethod, OPEN_CHALLENGES_PER_FACTOR, type Verified } from "./mfa_chal
 
 export type { ChallengeRow, FactorRow, FactorType } from "../store/factors.ts";
 
-const iso = (d: Date | null) => (d ? isoString(d instanceof Date ? d : new Date(d)) : undefined);
+const iso = (d: Date | null) => d ? (d instanceof Date ? d : new Date(d)).toISOString() : undefined;
 
 /** A factor as GoTrue shows it (never its secret). */
 export function factorToJson(f: FactorRow): Record<string, unknown> {

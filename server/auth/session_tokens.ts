@@ -27,50 +27,9 @@ export interface TokenSet {
   [extra: string]: unknown;
 }
 
-/** The user's answer as the database built it, on a token set whose `user` is read lazily. */
-const USER_DOC = Symbol("userDoc");
-
-/**
- * The token set's JSON text. A set made from a statement that also read the user's
- * `profile_doc` (the exact text of GET /user for the user and the identities and factors the
- * statement saw: migrations/0015_profile_doc.sql, the same object `userToJson` gives) carries
- * that text, and it is spliced in here unparsed, as long as nobody has read or replaced
- * `set.user` meanwhile (then, and for every other set, it is `JSON.stringify(set)`). The keys
- * keep their order.
- */
+/** The token set's JSON text (api/headers.ts tokenSetResponse answers it). */
 export function tokenSetJson(set: TokenSet): string {
-  const doc = (set as { [USER_DOC]?: () => string | undefined })[USER_DOC]?.();
-  if (doc === undefined) return JSON.stringify(set);
-  const head: Record<string, unknown> = {};
-  const tail: Record<string, unknown> = {};
-  let after = false;
-  for (const k of Object.keys(set)) {
-    if (k === "user") after = true;
-    else (after ? tail : head)[k] = set[k];
-  }
-  const h = JSON.stringify(head);
-  const t = JSON.stringify(tail);
-  return (h === "{}" ? "{" : h.slice(0, -1) + ",") + '"user":' + doc +
-    (t === "{}" ? "}" : "," + t.slice(1));
-}
-
-/**
- * `set` with `user` read from `doc` on first access (and then kept as that object, so a
- * caller's changes to it are what JSON.stringify(set) writes); tokenSetJson splices `doc`
- * while `user` was never touched.
- */
-function withUserDoc(set: Omit<TokenSet, "user">, doc: string): TokenSet {
-  let user: Record<string, unknown> | undefined;
-  Object.defineProperty(set, "user", {
-    enumerable: true,
-    configurable: true,
-    get: () => (user ??= JSON.parse(doc) as Record<string, unknown>),
-    set: (v: Record<string, unknown>) => {
-      user = v;
-    },
-  });
-  Object.defineProperty(set, USER_DOC, { value: () => (user === undefined ? doc : undefined) });
-  return set as TokenSet;
+  return JSON.stringify(set);
 }
 
 /** The token-issuing core that Sessions builds on. */
@@ -156,33 +115,23 @@ export class SessionTokens {
     return await this.answer(user, session, refreshToken, { identities, factors }, tx);
   }
 
-  /**
-   * The token set from rows already read; `tx`: the open transaction, if any (hooks run in it).
-   * `doc`: the user row's `profile_doc` when the row, the identities and the factors were read
-   * by one statement (so the text is `userToJson` of them, byte for byte); the set then
-   * carries it for tokenSetJson instead of building the user object.
-   */
+  /** The token set from rows already read; `tx`: the open transaction, if any (hooks run in it). */
   protected async answer(
     user: UserRow,
     session: SessionRow,
     refreshToken: string,
-    { identities, factors, doc }: {
-      identities: IdentityRow[];
-      factors?: Record<string, unknown>[];
-      doc?: unknown;
-    },
+    { identities, factors }: { identities: IdentityRow[]; factors?: Record<string, unknown>[] },
     tx?: Queryable,
   ): Promise<TokenSet> {
     const { token, exp } = await this.accessToken(user, session, tx);
-    const head = {
+    return {
       access_token: token,
-      token_type: "bearer" as const,
+      token_type: "bearer",
       expires_in: this.config.jwt.exp,
       expires_at: exp,
       refresh_token: refreshToken,
+      user: userToJson(user, { identities, factors }),
     };
-    if (typeof doc === "string") return withUserDoc(head, doc);
-    return { ...head, user: userToJson(user, { identities, factors }) };
   }
 
   /** Signs an access token with the contract's claims. */

@@ -92,9 +92,6 @@ export class Sessions extends SessionTokens {
     return await this.answer(started.user as unknown as UserRow, started.session, token, {
       identities: started.identities as unknown as IdentityRow[],
       factors: factors.length ? factors.map(factorToJson) : undefined,
-      // The row as the statement's UPDATE left it: its answer was built with the identities
-      // and factors the same statement read.
-      doc: started.user.profile_doc,
     }, tx);
   }
 
@@ -217,7 +214,6 @@ export class Sessions extends SessionTokens {
         return await this.answer(user, done.session, plain, {
           identities: done.identities as unknown as IdentityRow[],
           factors: factors.length ? factors.map(factorToJson) : undefined,
-          doc: done.user.profile_doc,
         });
       }
     }

@@ -7,18 +7,17 @@
  */
 import type { Db, Queryable } from "../db/db.ts";
 import { type IdentityRow, IdentityStore } from "../store/identities.ts";
-import { type Profile, type ProfileDoc, ProfileStore } from "../store/profile.ts";
+import { type Profile, type ProfileRevision, ProfileStore } from "../store/profile.ts";
 import { type UserFields, type UserPage, type UserRow, UserStore } from "../store/users.ts";
-import { isoString } from "../util/time.ts";
 
 export type { IdentityRow } from "../store/identities.ts";
 export type { UserFields, UserPage, UserRow } from "../store/users.ts";
-export type { Profile, ProfileDoc, ProfileRevision } from "../store/profile.ts";
+export type { Profile, ProfileRevision } from "../store/profile.ts";
 /** A unique constraint was violated: the address, phone, id or identity is someone's already. */
 export { isUniqueViolation } from "../store/users.ts";
 
 const ts = (d: Date | null | undefined) =>
-  d ? isoString(d instanceof Date ? d : new Date(d)) : undefined;
+  d ? (d instanceof Date ? d : new Date(d)).toISOString() : undefined;
 
 import { normalizeEmail } from "../util/address.ts";
 export { normalizeEmail, normalizePhone } from "../util/address.ts";
@@ -348,16 +347,11 @@ export class Users {
   }
 
   /**
-   * The user's profile revision, whether session `sessionId` exists, and the
-   * answer the database built at write time unless the revision is `keptRev`
-   * (migrations/0015_profile_doc.sql); null when the user does not exist.
+   * The user's profile revision and whether session `sessionId` exists (false for null); null
+   * when the user does not exist. One primary-key lookup.
    */
-  profileDoc(
-    userId: string,
-    sessionId: string | null,
-    keptRev: number,
-  ): Promise<ProfileDoc | null> {
-    return this.#profiles.doc(userId, sessionId, keptRev);
+  profileRevision(userId: string, sessionId: string | null): Promise<ProfileRevision | null> {
+    return this.#profiles.revision(userId, sessionId);
   }
 
   /** The user, its identities and MFA factors (`F`: the factor row) in one read. */

@@ -34,16 +34,5 @@ export function resolveClientIp(config: Config, headers: Headers, remoteAddr: st
     const ip = parseIp(first);
     if (ip) return ip;
   }
-  if (remoteAddr === lastRemote) return lastResolved;
-  const ip = parseIp(remoteAddr) || remoteAddr;
-  lastRemote = remoteAddr;
-  lastResolved = ip;
-  return ip;
+  return parseIp(remoteAddr) || remoteAddr;
 }
-
-// The socket address of the last request and what it resolved to: a connection's requests (and
-// a busy client's connections) come from one address, and parsing it (two patterns and
-// node:net's isIP) would cost every request; one string comparison answers a repeated
-// address.
-let lastRemote: string | undefined;
-let lastResolved = "";

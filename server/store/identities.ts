@@ -28,7 +28,7 @@ export class IdentityStore {
   /** The identities of a user, oldest first. */
   async listByUser(userId: string, q: Queryable = this.db): Promise<IdentityRow[]> {
     return await q.query<IdentityRow>(
-      `SELECT * FROM ${this.#t} WHERE user_id = $1 ORDER BY created_at`,
+      `SELECT * FROM ${this.#t} WHERE user_id = $1 ORDER BY created_at, id`,
       [userId],
     );
   }
@@ -43,7 +43,7 @@ export class IdentityStore {
     const rows = await q.query<IdentityRow>(
       `SELECT * FROM ${this.#t} WHERE user_id IN (${
         userIds.map((_, i) => `$${i + 1}::uuid`).join(", ")
-      }) ORDER BY created_at`,
+      }) ORDER BY created_at, id`,
       userIds,
     );
     for (const r of rows) out.set(r.user_id, [...(out.get(r.user_id) ?? []), r]);

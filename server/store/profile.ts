@@ -1,11 +1,11 @@
 /**
  * The two statements of GET /user (api/user_profile.ts): the caller's profile
- * revision with the session check and the answer the database built at the
- * user's last change (migrations/0015_profile_doc.sql), one primary-key
- * lookup; and, for the answers the database leaves to the server, everything
- * the answer holds (the user row, its identities, its MFA factors) with the
- * same two, in one round trip. They read users, sessions, identities and
- * mfa_factors by primary or foreign key.
+ * revision with the session check, one primary-key lookup (enough when the
+ * server keeps the answer built at that revision); and everything the answer
+ * holds (the user row, its identities, its MFA factors) with the same two, in
+ * one round trip. They read users, sessions, identities and mfa_factors by
+ * primary or foreign key. The answer itself is built by the server
+ * (auth/users.ts userToJson), never by the database.
  */
 import type { Db } from "../db/db.ts";
 import type { IdentityRow } from "./identities.ts";
@@ -49,15 +49,6 @@ export interface ProfileRevision {
   banned_until: Date | null;
 }
 
-/**
- * The revision, the session check and the answer the database built at write
- * time (migrations/0015_profile_doc.sql): null when the revision is the one
- * the caller keeps, or when the server must build it (see there).
- */
-export interface ProfileDoc extends ProfileRevision {
-  doc: string | null;
-}
-
 /** Everything GET /user answers, with the revision it was read at. */
 export interface Profile<F> extends ProfileRevision {
   /** The row itself: its extra columns stay on it unread (copying cost more than the rest). */
@@ -73,27 +64,19 @@ interface RevRow {
   banned_until: Date | null;
 }
 
-interface DocRow extends RevRow {
-  __doc: string | null;
-}
-
 /**
- * The text of GET /user's statements (bench/scale.ts explains them): `doc`, the one lookup
- * ($1 user id, $2 session id, $3 the kept revision: the stored answer only when it differs),
- * and `full`, the four-table read for a user whose stored answer is missing.
+ * The text of GET /user's statements (bench/scale.ts explains them): `revision`, the one lookup
+ * ($1 user id, $2 session id), and `full`, the four-table read.
  */
-export function profileSql(db: Pick<Db, "t">): { doc: string; full: string } {
+export function profileSql(db: Pick<Db, "t">): { revision: string; full: string } {
   const users = db.t("users");
   const session = `EXISTS (SELECT 1 FROM ${db.t("sessions")} x WHERE x.id = $2::uuid)`;
   // array_to_json turns timestamptz into ISO 8601 strings; they are read back into Dates
-  // below. ARRAY(subquery) rather than json_agg(... ORDER BY ...): an ordered aggregate set up
-  // a sort for every execution, whose memory made the backend grow and shrink its heap on
-  // every GET /user (page faults were a third of PostgreSQL's time on it), and an aggregate
-  // costs more to start than an array subquery; the few rows are put in order here instead.
+  // below. ARRAY(subquery) rather than json_agg(... ORDER BY ...): an ordered aggregate sets up
+  // a sort for every execution, and costs more to start than an array subquery; the few rows
+  // are put in order here instead.
   return {
-    doc: `SELECT u.profile_rev AS "__rev",
-        CASE WHEN u.profile_rev = $3::bigint THEN NULL ELSE u.profile_doc END AS "__doc",
-        ${session} AS "__session", u.banned_until
+    revision: `SELECT u.profile_rev AS "__rev", ${session} AS "__session", u.banned_until
         FROM ${users} u WHERE u.id = $1 AND u.deleted_at IS NULL`,
     full: `SELECT ${PROFILE_COLUMNS.map((k) => `u.${k}`).join(", ")},
         u.profile_rev AS "__rev", ${session} AS "__session",
@@ -107,25 +90,13 @@ export function profileSql(db: Pick<Db, "t">): { doc: string; full: string } {
 
 /** The GET /user statements of one database. */
 export class ProfileStore {
-  readonly #docSql: string;
+  readonly #revisionSql: string;
   readonly #fullSql: string;
 
   constructor(readonly db: Db) {
     const sql = profileSql(db);
-    this.#docSql = sql.doc;
+    this.#revisionSql = sql.revision;
     this.#fullSql = sql.full;
-  }
-
-  /**
-   * The user's profile revision, whether session `sessionId` exists, and the
-   * answer built at write time unless the revision is `keptRev` (-1: none
-   * kept); null when the user does not exist. One primary-key lookup.
-   */
-  async doc(userId: string, sessionId: string | null, keptRev: number): Promise<ProfileDoc | null> {
-    const [row] = await this.db.query<DocRow>(this.#docSql, [userId, sessionId, keptRev]);
-    return row
-      ? { rev: row.__rev, session: row.__session, banned_until: row.banned_until, doc: row.__doc }
-      : null;
   }
 
   /**
@@ -133,8 +104,10 @@ export class ProfileStore {
    * for null); null when the user does not exist.
    */
   async revision(userId: string, sessionId: string | null): Promise<ProfileRevision | null> {
-    const d = await this.doc(userId, sessionId, -1);
-    return d ? { rev: d.rev, session: d.session, banned_until: d.banned_until } : null;
+    const [row] = await this.db.query<RevRow>(this.#revisionSql, [userId, sessionId]);
+    return row
+      ? { rev: row.__rev, session: row.__session, banned_until: row.banned_until }
+      : null;
   }
 
   /** The user's profile (see {@link Profile}); null when the user does not exist. */

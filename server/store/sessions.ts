@@ -75,12 +75,9 @@ export interface SignedIn {
   /** The user row as updated (`SELECT *`). */
   user: Record<string, unknown>;
   session: SessionRow;
-  /**
-   * The user's identities, oldest first (from startSignIn only when the user's
-   * `profile_doc` is NULL: empty when that text already holds them).
-   */
+  /** The user's identities, oldest first. */
   identities: Record<string, unknown>[];
-  /** The user's MFA factors, oldest first (from startSignIn as `identities`). */
+  /** The user's MFA factors, oldest first. */
   factors: Record<string, unknown>[];
 }
 
@@ -121,12 +118,10 @@ export class SessionStore {
          SELECT $7::jsonb, $8 FROM s WHERE $7::jsonb IS NOT NULL
        )
        SELECT u.*, row_to_json(s) AS "__session",
-         CASE WHEN u.profile_doc IS NULL THEN
-           array_to_json(ARRAY(SELECT i FROM ${this.#db.t("identities")} i
-             WHERE i.user_id = u.id)) END AS "__identities",
-         CASE WHEN u.profile_doc IS NULL THEN
-           array_to_json(ARRAY(SELECT f FROM ${this.#db.t("mfa_factors")} f
-             WHERE f.user_id = u.id)) END AS "__factors"
+         array_to_json(ARRAY(SELECT i FROM ${this.#db.t("identities")} i
+           WHERE i.user_id = u.id)) AS "__identities",
+         array_to_json(ARRAY(SELECT f FROM ${this.#db.t("mfa_factors")} f
+           WHERE f.user_id = u.id)) AS "__factors"
        FROM u, s`;
   }
 
@@ -135,9 +130,7 @@ export class SessionStore {
    * five statements and three commits): starts a session and its first
    * refresh token, sets the user's last_sign_in_at to `s.now`, writes the
    * audit entry `s.audit`, and reads what a token set shows: the user row,
-   * whose `profile_doc` is the user's JSON as the statement left it, and only
-   * where that is NULL (the server builds the JSON) the identities and
-   * factors, empty lists otherwise; null when the user is deleted or banned
+   * its identities and its factors; null when the user is deleted or banned
    * at `s.now` as the database has it now (then nothing is written).
    *
    * The user row is updated first, so the statement holds the row's lock

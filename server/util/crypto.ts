@@ -3,13 +3,12 @@
  * SHA-256 hashes; comparisons of secrets the server holds in memory use
  * `timingSafeEqual`.
  *
- * Hashes and HMACs are computed synchronously with node:crypto: a few
- * microseconds each, where WebCrypto's `crypto.subtle` hands every call to a
- * thread pool and answers with a promise, which costs several times the hash
- * itself on the request path (where one request may need several, as the refresh
- * grant does). Text is hashed as UTF-8, the bytes `TextEncoder` gives
- * (node:crypto's `update(text, "utf8")` writes a lone surrogate as U+FFFD too;
- * tests/server/core/crypto_test.ts compares with WebCrypto).
+ * Hashes are node:crypto's, synchronous: the callers compute them inside
+ * plain functions, where WebCrypto's `crypto.subtle` would answer with a
+ * promise; HMACs are two of those hashes (below). Text is hashed as UTF-8,
+ * the bytes `TextEncoder` gives (node:crypto's `update(text, "utf8")` writes
+ * a lone surrogate as U+FFFD too; tests/server/core/crypto_test.ts compares
+ * with WebCrypto).
  */
 import { createHash } from "node:crypto";
 
@@ -77,8 +76,9 @@ export function timingSafeEqual(a: string, b: string): boolean {
 
 /**
  * An HMAC-SHA256 key (see `hmacKey`): the key's two 64-byte pads, XORed once (RFC 2104), so
- * an HMAC is two SHA-256 hashes. node:crypto's createHmac prepares the key again on every
- * call, which in Deno costs more than the two hashes themselves.
+ * an HMAC is two SHA-256 hashes. Kept beside node:crypto's createHmac, which in Deno costs
+ * five times as much per call (it prepares the key on every call); docs/architecture.md,
+ * "Performance shortcuts".
  */
 export interface HmacKey {
   /** key XOR 0x36 ... */
@@ -101,11 +101,6 @@ export function hmacKey(secret: string | Uint8Array): HmacKey {
     opad[i] ^= k[i];
   }
   return { ipad, opad };
-}
-
-/** HMAC-SHA256 of `text`'s UTF-8 bytes, as bytes. */
-export function hmacBytes(key: HmacKey, text: string): Uint8Array {
-  return hmacOuter(key, text).digest();
 }
 
 /** HMAC-SHA256 of `text`, base64url. */

@@ -14,10 +14,8 @@
  * Once a statement is described, its timestamptz columns are asked for in
  * binary format (`BINARY_RESULTS`): eight bytes the server copies out and
  * `timestamptzFromBinary` reads, instead of text it formats and
- * `parseTimestamptz` reads back (the same Dates).
+ * `new Date(text)` reads back (the same Dates).
  */
-
-import { parseTimestamptz } from "../../util/time.ts";
 
 /** OIDs of the types handled here. */
 export const OID = {
@@ -104,7 +102,7 @@ const SCALAR = new Map<number, Parser>([
   [OID.float8, number],
   [OID.date, date],
   [OID.timestamp, date],
-  [OID.timestamptz, parseTimestamptz],
+  [OID.timestamptz, date],
   [OID.jsonb, json],
 ]);
 
@@ -122,7 +120,7 @@ const ARRAYS = new Map<number, Parser | undefined>([
   [3807, json],
   [1182, date],
   [1115, date],
-  [1185, parseTimestamptz],
+  [1185, date],
   [1009, undefined], // text[]
   [1015, undefined], // varchar[]
   [1014, undefined], // bpchar[]

@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import {
   hmacBase64url,
-  hmacBytes,
   hmacHex,
   hmacKey,
   sha256Base64url,
@@ -37,7 +36,7 @@ Deno.test("sha256Hex and sha256Base64url: the published vector and WebCrypto's d
   }
 });
 
-Deno.test("hmacBase64url, hmacHex and hmacBytes: RFC 4231 and WebCrypto's HMAC-SHA256 of the UTF-8 text", async () => {
+Deno.test("hmacBase64url and hmacHex: RFC 4231 and WebCrypto's HMAC-SHA256 of the UTF-8 text", async () => {
   // RFC 4231, test case 2
   assert.equal(
     hmacHex(hmacKey("Jefe"), "what do ya want for nothing?"),
@@ -73,10 +72,7 @@ Deno.test("hmacBase64url, hmacHex and hmacBytes: RFC 4231 and WebCrypto's HMAC-S
       const mac = await crypto.subtle.sign("HMAC", key, enc.encode(t));
       assert.equal(hmacBase64url(hmacKey(secret), t), b64url(mac), `${secret} ${t}`);
       assert.equal(hmacHex(hmacKey(secret), t), hex(mac), `${secret} ${t}`);
-      assert.deepEqual(
-        new Uint8Array(hmacBytes(hmacKey(enc.encode(secret)), t)),
-        new Uint8Array(mac),
-      );
+      assert.equal(hmacBase64url(hmacKey(enc.encode(secret)), t), b64url(mac), "key as bytes");
     }
   }
 });

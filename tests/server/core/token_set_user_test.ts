@@ -1,15 +1,12 @@
 /**
- * The `user` of a token set is, byte for byte, GET /user's answer for the same state: the
- * password and refresh grants splice the answer the database built (`profile_doc`,
- * migrations/0015_profile_doc.sql) into their JSON instead of building the object again
- * (auth/sessions.ts tokenSetJson). These tests read the raw text of the answers, so a
- * difference of key order, number form or time stamp shows; and where the database left the
- * answer to the server (a NULL profile_doc), the answer is built as before.
+ * The `user` of a token set is, byte for byte, GET /user's answer for the same state: both are
+ * built by the one serializer (auth/users.ts userToJson) from the rows the statement read.
+ * These tests read the raw text of the answers, so a difference of key order, number form or
+ * time stamp shows (tests/server/core/user_json_test.ts covers the user states).
  */
 import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { bearer, type Json, uniqueEmail } from "../../helpers/http.ts";
-import { type TokenSet, tokenSetJson } from "../../../server/auth/sessions.ts";
 
 /** The raw text of `"user":{...}` inside a token set's JSON (the object that ends the set). */
 function userText(body: string): string {
@@ -110,104 +107,6 @@ Deno.test("password and refresh grants answer GET /user's bytes as their user", 
     assert.equal(aset.user.user_metadata.plan, "pro");
     assert.equal(aset.user.factors?.length, 1, "the unverified factor is listed");
     assert.equal(userText(again.text), await getUserText(srv, aset.access_token));
-  } finally {
-    await srv.close();
-  }
-});
-
-Deno.test("a user whose answer the database left to the server gets it built as before", async () => {
-  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
-  try {
-    const email = uniqueEmail("TokenSetNoDoc");
-    const up = await post(srv, "/signup", { email, password: "secret-pw-1", data: META });
-    assert.equal(up.status, 200, up.text);
-    const set = JSON.parse(up.text);
-    // As a row from before migration 0015 (or a state the builder does not write): NULL,
-    // written with the user triggers off so that nothing rebuilds it.
-    const users = srv.db.t("users");
-    await srv.db.transaction(async (tx) => {
-      await tx.query(`ALTER TABLE ${users} DISABLE TRIGGER USER`);
-      await tx.query(`UPDATE ${users} SET profile_doc = NULL WHERE id = $1`, [set.user.id]);
-      await tx.query(`ALTER TABLE ${users} ENABLE TRIGGER USER`);
-    });
-    const refreshed = await post(srv, "/token?grant_type=refresh_token", {
-      refresh_token: set.refresh_token,
-    });
-    assert.equal(refreshed.status, 200, refreshed.text);
-    const rset = JSON.parse(refreshed.text);
-    assert.deepEqual(rset.user.user_metadata, META);
-    assert.equal(rset.user.email, email.toLowerCase());
-    assert.equal(rset.user.identities.length, 1);
-    // GET /user builds it in the server too (its byte-for-byte match is profile_doc_test's).
-    assert.equal(userText(refreshed.text), await getUserText(srv, rset.access_token));
-  } finally {
-    await srv.close();
-  }
-});
-
-Deno.test("tokenSetJson of a set without the database's text is JSON.stringify", () => {
-  const doc = '{"id":"u1","email":"a@example.com","n":1e+21,"s":"\\u2028"}';
-  const make = () =>
-    ({
-      access_token: "a",
-      token_type: "bearer",
-      expires_in: 3600,
-      expires_at: 1,
-      refresh_token: "r",
-    }) as Record<string, unknown>;
-  // A set as Sessions builds it with a doc: the user is read lazily (exercised through the
-  // public path: a set whose `user` getter parses the doc).
-  const withDoc = (): TokenSet => {
-    const set = make();
-    let user: Record<string, unknown> | undefined;
-    Object.defineProperty(set, "user", {
-      enumerable: true,
-      configurable: true,
-      get: () => (user ??= JSON.parse(doc)),
-      set: (v) => (user = v),
-    });
-    return set as TokenSet;
-  };
-  // Without the hidden text, tokenSetJson is JSON.stringify.
-  const plain = withDoc();
-  plain.weak_password = { reasons: ["length"] };
-  assert.equal(tokenSetJson(plain), JSON.stringify(plain));
-  assert.equal(
-    tokenSetJson(plain),
-    '{"access_token":"a","token_type":"bearer","expires_in":3600,"expires_at":1,' +
-      '"refresh_token":"r","user":{"id":"u1","email":"a@example.com","n":1e+21,"s":"\u2028"},' +
-      '"weak_password":{"reasons":["length"]}}',
-  );
-});
-
-Deno.test("tokenSetJson splices the database's text, and follows changes made to the user", async () => {
-  const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
-  try {
-    const email = uniqueEmail("TokenSetSplice");
-    const up = await post(srv, "/signup", { email, password: "secret-pw-1", data: META });
-    assert.equal(up.status, 200, up.text);
-    const user = JSON.parse(up.text).user;
-    const row = await srv.services.users.findById(user.id);
-    assert.ok(row);
-    const set = await srv.services.sessions.issue(row, { method: "password" });
-    set.weak_password = { reasons: ["length"], message: "short" };
-    const text = tokenSetJson(set);
-    const [doc] = await srv.db.query<{ d: string }>(
-      `SELECT profile_doc AS d FROM ${srv.db.t("users")} WHERE id = $1`,
-      [user.id],
-    );
-    assert.equal(userText(text), doc.d, "the database's text, unparsed");
-    assert.ok(text.endsWith(',"weak_password":{"reasons":["length"],"message":"short"}}'));
-    assert.deepEqual(JSON.parse(text), JSON.parse(JSON.stringify(set)), "the same set");
-
-    // Reading the user and changing it: the answer is the changed object.
-    const again = await srv.services.sessions.issue(row, { method: "password" });
-    (again.user as Json).extra = "added";
-    assert.equal(JSON.parse(tokenSetJson(again)).user.extra, "added");
-    // Replacing it.
-    const third = await srv.services.sessions.issue(row, { method: "password" });
-    third.user = { id: "replaced" };
-    assert.deepEqual(JSON.parse(tokenSetJson(third)).user, { id: "replaced" });
   } finally {
     await srv.close();
   }

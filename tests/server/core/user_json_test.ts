@@ -1,33 +1,72 @@
 /**
- * The answer of GET /user that the database builds at write time
- * (migrations/0015_profile_doc.sql) is, byte for byte, what the server's own
- * serializer builds from the four tables (server/api/user_profile.ts
- * profileBody), across user states: e-mail and phone users, identities and
- * factors in every form, metadata with Unicode, escapes, array-index keys and
- * numbers of every kind, bans, anonymous users, timestamps to the microsecond;
- * and the states it leaves to the server (NULL) are answered by the server.
+ * The user's JSON has one definition, the server's serializer (server/auth/users.ts
+ * userToJson, with identityToJson and auth/mfa.ts factorToJson); the database only stores
+ * rows. Every answer that carries a user gives, byte for byte, that serializer's text for the
+ * rows read one table at a time: GET /user (built from its one-statement read, and kept), the
+ * token sets of a sign-in and of the refresh grant, and the admin API's user. Checked across
+ * user states: e-mail, phone and anonymous users, identities and factors in every form,
+ * metadata with Unicode, escapes, array-index keys and numbers of every kind, metadata that is
+ * not an object, bans, timestamps to the microsecond and outside the years 1000-9999.
  */
 import assert from "node:assert/strict";
 import { startTestServer, type TestServer } from "../../helpers/server.ts";
 import { profileBody } from "../../../server/api/user_profile.ts";
-import type { FactorRow } from "../../../server/auth/mfa.ts";
+import { type FactorRow, factorToJson } from "../../../server/auth/mfa.ts";
+import { userToJson } from "../../../server/auth/users.ts";
 import { bearer, type Json, uniqueEmail } from "../../helpers/http.ts";
 import { signUpSession } from "./_helpers.ts";
 
-/** The database's answer and the server's for user `id`. */
-async function both(srv: TestServer, id: string): Promise<{ doc: string | null; own: string }> {
-  const [row] = await srv.db.query<{ d: string | null }>(
-    `SELECT profile_doc AS d FROM ${srv.db.t("users")} WHERE id = $1`,
-    [id],
-  );
-  const p = await srv.services.users.profile<FactorRow>(id, null);
-  assert.ok(p, "the user exists");
-  return { doc: row.d, own: profileBody(p) };
+/** The serializer's text for user `id`, its rows read one table at a time. */
+async function reference(srv: TestServer, id: string): Promise<string> {
+  const s = srv.services;
+  const user = await s.users.findById(id);
+  assert.ok(user, "the user exists");
+  const factors = await s.mfa.listFactors(id);
+  return JSON.stringify(userToJson(user, {
+    identities: await s.users.listIdentities(id),
+    factors: factors.length ? factors.map(factorToJson) : undefined,
+  }));
 }
 
+async function getText(srv: TestServer, path: string, token: string): Promise<string> {
+  const res = await srv.fetch(path, { headers: bearer(token) });
+  const text = await res.text();
+  assert.equal(res.status, 200, text);
+  return text;
+}
+
+/**
+ * Every answer that carries user `id` is the reference text: GET /user's own builder, the admin
+ * API's user, and unless the user is banned (no tokens then) a sign-in's token set, GET /user
+ * built and then kept, and the refresh grant's token set.
+ */
 async function same(srv: TestServer, id: string, what: string): Promise<void> {
-  const { doc, own } = await both(srv, id);
-  assert.equal(doc, own, what);
+  const ref = await reference(srv, id);
+  const p = await srv.services.users.profile<FactorRow>(id, null);
+  assert.ok(p);
+  assert.equal(profileBody(p), ref, `${what}: GET /user's builder`);
+  const admin = await srv.serviceRoleToken();
+  assert.equal(await getText(srv, `/admin/users/${id}`, admin), ref, `${what}: admin`);
+  const row = await srv.services.users.findById(id);
+  if (row?.banned_until && row.banned_until > new Date()) return;
+  // A sign-in writes last_sign_in_at: the reference is read again after it.
+  const set = await srv.services.sessions.issue(row!, { method: "password" });
+  const after = await reference(srv, id);
+  assert.equal(JSON.stringify(set.user), after, `${what}: sign-in token set`);
+  assert.equal(await getText(srv, "/user", set.access_token), after, `${what}: GET /user`);
+  assert.equal(await getText(srv, "/user", set.access_token), after, `${what}: GET /user kept`);
+  const refreshed = await srv.fetch("/token?grant_type=refresh_token", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ refresh_token: set.refresh_token }),
+  });
+  const text = await refreshed.text();
+  assert.equal(refreshed.status, 200, text);
+  assert.equal(
+    JSON.stringify(JSON.parse(text).user),
+    await reference(srv, id),
+    `${what}: refresh token set`,
+  );
 }
 
 /** Metadata that exercises the JSON writer: strings, keys and numbers of every kind. */
@@ -91,16 +130,10 @@ const NUMBER_TEXTS = [
   "100e-2",
 ];
 
-/** A number text the builder writes itself: a double from 1e-290 to 1e300 in magnitude, or 0. */
-/** Doubles halfway cases: PostgreSQL's shortest digits are longer than JavaScript's. */
+/** Doubles exactly halfway between two shorter decimals (found by CI in the old SQL builder). */
 const HALFWAY = ["43970358967506336", "43970358967506340", "4.3970358967506336e16"];
 
-function inRange(text: string): boolean {
-  const v = Math.abs(Number(text));
-  return v === 0 ? /^-?0(\.0*)?$/.test(text) : v > 1e-290 && v < 1e300;
-}
-
-Deno.test("the database's GET /user answer is the server's own, byte for byte, across user states", async () => {
+Deno.test("every answer carrying a user is the serializer's text for its rows, across user states", async () => {
   const srv = await startTestServer({ AUTHSVC_MAILER_AUTOCONFIRM: "true" });
   try {
     const users = srv.db.t("users");
@@ -163,31 +196,13 @@ Deno.test("the database's GET /user answer is the server's own, byte for byte, a
       `UPDATE ${users} SET raw_user_meta_data = $2::jsonb WHERE id = $1`,
       [id, `{"d":[${doubles.join(",")}]}`],
     );
-    {
-      const { doc, own } = await both(srv, id);
-      // Numbers beyond the builder's range leave the answer to the server; none here is
-      // a double PostgreSQL and JavaScript would write differently.
-      if (doc !== null) assert.equal(doc, own, "random doubles");
-    }
-    await sql(
-      `UPDATE ${users} SET raw_user_meta_data = $2::jsonb WHERE id = $1`,
-      [id, `{"d":[${doubles.filter(inRange).join(",")}]}`],
-    );
-    {
-      // A double whose shortest digits PostgreSQL and JavaScript choose differently (a
-      // decimal exactly halfway between two doubles) leaves the answer to the server.
-      const { doc, own } = await both(srv, id);
-      if (doc !== null) assert.equal(doc, own, "random doubles within range");
-    }
-    // Found by CI: 43970358967506336, which JavaScript writes 43970358967506340.
+    await same(srv, id, "random doubles");
     for (const d of HALFWAY) {
       await sql(
         `UPDATE ${users} SET raw_user_meta_data = $2::jsonb WHERE id = $1`,
         [id, `{"d":[${d},1.5]}`],
       );
-      const { doc, own } = await both(srv, id);
-      assert.equal(doc, null, `${d}: left to the server`);
-      assert.ok(own.includes(`"d":[${JSON.parse(d)},1.5]`), own);
+      await same(srv, id, `halfway double ${d}`);
     }
 
     // Every timestamp column set, to the microsecond, before 1970 and at the range's ends.
@@ -202,6 +217,7 @@ Deno.test("the database's GET /user answer is the server's own, byte for byte, a
       [id],
     );
     await same(srv, id, "every timestamp, banned");
+    await sql(`UPDATE ${users} SET banned_until = NULL WHERE id = $1`, [id]);
 
     // Identities: several with the same created_at millisecond (then by id), no e-mail,
     // no last sign-in, numbers in their data.
@@ -231,14 +247,14 @@ Deno.test("the database's GET /user answer is the server's own, byte for byte, a
     await sql(`DELETE FROM ${factors} WHERE user_id = $1 AND factor_type = 'phone'`, [id]);
     await same(srv, id, "a factor deleted");
 
-    // In one transaction: the user row, then an identity (one revision, the answer rebuilt).
+    // In one transaction: the user row, then an identity.
     await srv.db.transaction(async (tx) => {
       await tx.query(`UPDATE ${users} SET raw_user_meta_data = '{"t":1}' WHERE id = $1`, [id]);
       await tx.query(`DELETE FROM ${identities} WHERE user_id = $1 AND provider_id = 'gh-3'`, [id]);
     });
     await same(srv, id, "user row then identity in one transaction");
 
-    // A writer with other session settings (time zone, date style, float digits) builds the same.
+    // Written under other session settings (time zone, date style, float digits).
     await srv.db.transaction(async (tx) => {
       await tx.query(`SET LOCAL TimeZone = 'Asia/Kolkata'`, []);
       await tx.query(`SET LOCAL DateStyle = 'German, DMY'`, []);
@@ -250,6 +266,20 @@ Deno.test("the database's GET /user answer is the server's own, byte for byte, a
       );
     });
     await same(srv, id, "written under other session settings");
+
+    // Metadata that is not an object: `{ ...[1, 2] }` is {"0":1,"1":2}.
+    await sql(`UPDATE ${users} SET raw_user_meta_data = '[1, 2]' WHERE id = $1`, [id]);
+    await same(srv, id, "array metadata");
+    // A number beyond double range: JavaScript reads it as Infinity and writes null.
+    await sql(`UPDATE ${users} SET raw_user_meta_data = '{"big": 1e400}' WHERE id = $1`, [id]);
+    await same(srv, id, "a number beyond double range");
+    // A timestamp outside the years 1000-9999.
+    await sql(
+      `UPDATE ${users} SET raw_user_meta_data = '{}', invited_at = '0999-06-01 00:00:00+00',
+         banned_until = NULL WHERE id = $1`,
+      [id],
+    );
+    await same(srv, id, "a timestamp before the year 1000");
 
     // A phone user, an anonymous user, a user with nothing set.
     const phone = await srv.services.users.createWithIdentities(
@@ -264,76 +294,6 @@ Deno.test("the database's GET /user answer is the server's own, byte for byte, a
       [],
     );
     await same(srv, bare.id, "a row with defaults only");
-  } finally {
-    await srv.close();
-  }
-});
-
-Deno.test("states the database does not build are answered by the server", async () => {
-  const srv = await startTestServer({
-    AUTHSVC_MAILER_AUTOCONFIRM: "true",
-    AUTHSVC_API_USER_CACHE_SIZE: "0",
-  });
-  try {
-    const users = srv.db.t("users");
-    const s = await signUpSession(srv, uniqueEmail("fallback"));
-    const id = (s.user as Json).id as string;
-    const get = async () => {
-      const r = await srv.fetch("/user", { headers: bearer(s.access_token) });
-      assert.equal(r.status, 200);
-      return await r.text();
-    };
-    assert.equal(await get(), (await both(srv, id)).doc, "the database's answer is served");
-
-    // Nothing kept: a change of an identity or a factor in plain SQL shows at the next request.
-    await srv.db.query(
-      `INSERT INTO ${srv.db.t("identities")} (user_id, provider, provider_id, identity_data)
-       VALUES ($1, 'github', 'gh-9', '{"sub":"gh-9"}')`,
-      [id],
-    );
-    assert.deepEqual(JSON.parse(await get()).identities.map((i: Json) => i.provider), [
-      "email",
-      "github",
-    ]);
-    await srv.db.query(
-      `INSERT INTO ${srv.db.t("mfa_factors")} (user_id, factor_type, friendly_name, status)
-       VALUES ($1, 'totp', 'app', 'verified')`,
-      [id],
-    );
-    assert.deepEqual(JSON.parse(await get()).factors.map((f: Json) => f.friendly_name), ["app"]);
-    await srv.db.query(`DELETE FROM ${srv.db.t("mfa_factors")} WHERE user_id = $1`, [id]);
-    assert.equal(JSON.parse(await get()).factors, undefined);
-
-    // Metadata that is not an object: `{ ...[1, 2] }` is {"0":1,"1":2}.
-    await srv.db.query(`UPDATE ${users} SET raw_user_meta_data = '[1, 2]' WHERE id = $1`, [id]);
-    let { doc, own } = await both(srv, id);
-    assert.equal(doc, null);
-    assert.equal(await get(), own);
-    assert.deepEqual(JSON.parse(own).user_metadata, { 0: 1, 1: 2 });
-
-    // A number beyond double range: JavaScript reads it as Infinity and writes null.
-    await srv.db.query(`UPDATE ${users} SET raw_user_meta_data = '{"big": 1e400}' WHERE id = $1`, [
-      id,
-    ]);
-    ({ doc, own } = await both(srv, id));
-    assert.equal(doc, null);
-    assert.equal(await get(), own);
-    assert.deepEqual(JSON.parse(own).user_metadata, { big: null });
-
-    // A timestamp outside the years 1000-9999.
-    await srv.db.query(
-      `UPDATE ${users} SET raw_user_meta_data = '{}', invited_at = '0999-06-01 00:00:00+00' WHERE id = $1`,
-      [id],
-    );
-    ({ doc, own } = await both(srv, id));
-    assert.equal(doc, null);
-    assert.equal(await get(), own);
-
-    // Back in range: built by the database again.
-    await srv.db.query(`UPDATE ${users} SET invited_at = NULL WHERE id = $1`, [id]);
-    ({ doc, own } = await both(srv, id));
-    assert.equal(doc, own);
-    assert.equal(await get(), doc);
   } finally {
     await srv.close();
   }
