@@ -2,6 +2,7 @@
  * The users table: every statement that reads or writes a user row. E-mail
  * addresses arrive here already normalised by the domain (auth/users.ts).
  */
+import { userFilterCondition } from "./user_search.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import { isUniqueViolation } from "../db/db.ts";
 
@@ -130,8 +131,8 @@ export class UserStore {
   }
 
   /**
-   * A page of users, not deleted, whose e-mail or full name contains `filter`
-   * (case-insensitive; "" matches everyone), ordered by creation.
+   * A page of users, not deleted, matching `filter` ("" matches everyone;
+   * store/user_search.ts), ordered by creation, and how many match in all.
    */
   async list(o: {
     filter: string;
@@ -139,17 +140,18 @@ export class UserStore {
     limit: number;
     offset: number;
   }, q: Queryable = this.db): Promise<UserPage> {
-    const like = `%${o.filter.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
-    const where =
-      `deleted_at IS NULL AND ($1 = '' OR email ILIKE $2 OR raw_user_meta_data->>'full_name' ILIKE $2)`;
+    const match = o.filter ? userFilterCondition(o.filter, 1) : { sql: "true", params: [] };
+    const where = `deleted_at IS NULL AND ${match.sql}`;
     const [{ n }] = await q.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${this.#t} WHERE ${where}`,
-      [o.filter, like],
+      match.params,
     );
     const dir = o.ascending ? "ASC" : "DESC";
+    const k = match.params.length;
     const users = await q.query<UserRow>(
-      `SELECT * FROM ${this.#t} WHERE ${where} ORDER BY created_at ${dir}, id LIMIT $3 OFFSET $4`,
-      [o.filter, like, o.limit, o.offset],
+      `SELECT * FROM ${this.#t} WHERE ${where} ORDER BY created_at ${dir}, id
+       LIMIT $${k + 1} OFFSET $${k + 2}`,
+      [...match.params, o.limit, o.offset],
     );
     return { total: n, users };
   }

@@ -319,7 +319,7 @@ async function usersPage(params) {
     id: "q",
     type: "search",
     value: filter,
-    placeholder: "e-mail, phone or id",
+    placeholder: "e-mail, name, phone or id",
   });
   const form = h(
     "form",

@@ -1,0 +1,74 @@
+/**
+ * The `filter` of the admin user list (GET /admin/users, the console's Users
+ * page) as SQL. GoTrue's filter (models.FindUsersInAudience) matches a part
+ * of the e-mail or of `user_metadata.full_name`; ours matches those
+ * case-insensitively and, besides, the phone (its digits, so "+1 555" finds
+ * "1555…") and the start of the id ("3f2a" finds ids beginning 3f2a).
+ *
+ * Each alternative is one an index answers (migration 0023): the e-mail,
+ * phone and full-name parts through pg_trgm GIN indexes (for parts of three
+ * characters or more), the id prefix as a range of the primary key. So a
+ * search among a million users reads the few rows that match, not the table
+ * (bench/scale.ts measures it and prints the plan).
+ */
+
+/** A WHERE condition and its parameters, numbered from the `first` given. */
+export interface SqlCondition {
+  sql: string;
+  params: unknown[];
+}
+
+/** `text` as a LIKE pattern that matches it anywhere (its own `%`, `_` and `\` taken literally). */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+}
+
+/**
+ * The id range a hex prefix stands for ("3f2a" → 3f2a0000-… to 3f2affff-…),
+ * or null when the filter cannot be the start of an id.
+ */
+export function idPrefixRange(filter: string): [string, string] | null {
+  const f = filter.toLowerCase();
+  // The start of a canonical UUID: hex digits, with dashes only where UUIDs have them.
+  if (!/^[0-9a-f-]{1,36}$/.test(f)) return null;
+  const canonical = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+  for (let i = 0; i < f.length; i++) {
+    if ((f[i] === "-") !== (canonical[i] === "-")) return null;
+  }
+  const hex = f.replaceAll("-", "");
+  const uuid = (h: string) =>
+    `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  return [uuid(hex.padEnd(32, "0")), uuid(hex.padEnd(32, "f"))];
+}
+
+/** The digits of a phone number as typed ("+1 (555) 010-0123"), or null when it is not one. */
+export function phoneDigits(filter: string): string | null {
+  if (!/^\+?[0-9 ().-]+$/.test(filter)) return null;
+  const digits = filter.replace(/\D/g, "");
+  return digits === "" ? null : digits;
+}
+
+/**
+ * The condition of users matching `filter` (a trimmed, non-empty string),
+ * with parameters numbered from `$first`. Deleted users are left to the caller.
+ */
+export function userFilterCondition(filter: string, first: number): SqlCondition {
+  const params: unknown[] = [containsPattern(filter)];
+  const text = `$${first}`;
+  const alternatives = [
+    `email ILIKE ${text}`,
+    `raw_user_meta_data->>'full_name' ILIKE ${text}`,
+  ];
+  const digits = phoneDigits(filter);
+  if (digits) {
+    params.push(containsPattern(digits));
+    alternatives.push(`phone LIKE $${first + params.length - 1}`);
+  }
+  const range = idPrefixRange(filter);
+  if (range) {
+    params.push(range[0], range[1]);
+    const lo = first + params.length - 2;
+    alternatives.push(`id BETWEEN $${lo}::uuid AND $${lo + 1}::uuid`);
+  }
+  return { sql: `(${alternatives.join(" OR ")})`, params };
+}
