@@ -124,7 +124,12 @@ export function requestObserver(s: Services, obs: Observability): MiddlewareHand
       log,
       requestId,
     );
-    const store: RequestStore = { requestId, dbScope };
+    // The Accept-Language chooses the language of mails sent for the request (mail/locale.ts).
+    const store: RequestStore = {
+      requestId,
+      dbScope,
+      acceptLanguage: c.req.header("accept-language") ?? "",
+    };
     const span = obs.tracing?.startRequestSpan(method, route, c.req.raw.headers);
     if (span && method === "_OTHER") {
       span.setAttribute("http.request.method_original", c.req.method);
