@@ -6,7 +6,7 @@
  */
 import type { Db, Queryable } from "../db/db.ts";
 import type { UserRow } from "./users.ts";
-import { userFilterCondition } from "./user_search.ts";
+import { filteredPage, userFilterCondition } from "./user_search.ts";
 
 /** Where a page starts: just after this row of the previous page. */
 export interface UserCursor {
@@ -33,14 +33,19 @@ export class UserPageStore {
     limit: number,
     q: Queryable = this.#db,
   ): Promise<UserRow[]> {
-    const match = filter ? userFilterCondition(filter, 4) : { sql: "true", params: [] };
+    const after = "($1::timestamptz IS NULL OR (created_at, id) < ($1::timestamptz, $2::uuid))";
+    const match = filter ? userFilterCondition(filter, 4) : null;
+    const text = match
+      ? filteredPage(this.#users, match, {
+        where: after,
+        order: "{t}.created_at DESC, {t}.id DESC",
+        limit: "LIMIT $3",
+      })
+      : `SELECT * FROM ${this.#users} WHERE deleted_at IS NULL AND ${after}
+         ORDER BY created_at DESC, id DESC LIMIT $3`;
     return await q.query<UserRow>(
-      `SELECT * FROM ${this.#users}
-       WHERE deleted_at IS NULL AND ${match.sql}
-         AND ($1::timestamptz IS NULL OR (created_at, id) < ($1::timestamptz, $2::uuid))
-       ORDER BY created_at DESC, id DESC
-       LIMIT $3`,
-      [cursor?.createdAt ?? null, cursor?.id ?? null, limit, ...match.params],
+      text,
+      [cursor?.createdAt ?? null, cursor?.id ?? null, limit, ...(match?.params ?? [])],
     );
   }
 }

@@ -10,6 +10,12 @@
  * characters or more), the id prefix as a range of the primary key. So a
  * search among a million users reads the few rows that match, not the table
  * (bench/scale.ts measures it and prints the plan).
+ *
+ * A page of a filtered list finds the matching users first (a MATERIALIZED
+ * CTE, `filteredPage`), then sorts and cuts them: the server's statements are
+ * prepared, and a generic plan, which cannot know how rare a pattern is,
+ * would otherwise walk the created_at index from the newest user and test
+ * the filter on each row, reading the whole table for a user who matches alone.
  */
 
 /** A WHERE condition and its parameters, numbered from the `first` given. */
@@ -71,4 +77,24 @@ export function userFilterCondition(filter: string, first: number): SqlCondition
     alternatives.push(`id BETWEEN $${lo}::uuid AND $${lo + 1}::uuid`);
   }
   return { sql: `(${alternatives.join(" OR ")})`, params };
+}
+
+/**
+ * The SQL of one page of the users of `table` matching `match`: `where` (on
+ * `created_at` and `id`, or "true") narrows the matches, `order` is the
+ * ORDER BY of `created_at` and `id` with `{t}` where the table alias goes,
+ * `limit` its LIMIT (and OFFSET) clause. Answers whole user rows.
+ */
+export function filteredPage(
+  table: string,
+  match: SqlCondition,
+  page: { where: string; order: string; limit: string },
+): string {
+  const order = (alias: string) => page.order.replaceAll("{t}", alias);
+  return `WITH m AS MATERIALIZED (
+      SELECT id, created_at FROM ${table} WHERE deleted_at IS NULL AND ${match.sql})
+    SELECT u.* FROM (
+      SELECT id, created_at FROM m WHERE ${page.where} ORDER BY ${order("m")} ${page.limit}) p
+    JOIN ${table} u ON u.id = p.id
+    ORDER BY ${order("p")}`;
 }

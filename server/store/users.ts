@@ -2,7 +2,7 @@
  * The users table: every statement that reads or writes a user row. E-mail
  * addresses arrive here already normalised by the domain (auth/users.ts).
  */
-import { userFilterCondition } from "./user_search.ts";
+import { filteredPage, userFilterCondition } from "./user_search.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import { isUniqueViolation } from "../db/db.ts";
 
@@ -148,9 +148,15 @@ export class UserStore {
     );
     const dir = o.ascending ? "ASC" : "DESC";
     const k = match.params.length;
+    const limit = `LIMIT $${k + 1} OFFSET $${k + 2}`;
     const users = await q.query<UserRow>(
-      `SELECT * FROM ${this.#t} WHERE ${where} ORDER BY created_at ${dir}, id
-       LIMIT $${k + 1} OFFSET $${k + 2}`,
+      o.filter
+        ? filteredPage(this.#t, match, {
+          where: "true",
+          order: `{t}.created_at ${dir}, {t}.id`,
+          limit,
+        })
+        : `SELECT * FROM ${this.#t} WHERE ${where} ORDER BY created_at ${dir}, id ${limit}`,
       [...match.params, o.limit, o.offset],
     );
     return { total: n, users };
