@@ -11,18 +11,15 @@
  * runs in a transaction that is rolled back, so it changes nothing.
  */
 import { HookFunctionStore } from "../store/hook_functions.ts";
+import { type HookName, type Hooks, METADATA_NAMES, webhookSignature } from "./hooks.ts";
 import {
   answerOf,
   errorOf,
-  type HookName,
   type HookOutput,
-  type Hooks,
-  METADATA_NAMES,
   problemOf,
   readLimited,
   shownUri,
-  webhookSignature,
-} from "./hooks.ts";
+} from "./hook_answers.ts";
 import { outputProblem } from "./hook_outputs.ts";
 import { HOOK_NAMES } from "../config/hooks.ts";
 

@@ -5,7 +5,8 @@
  * reported to the operator (Hooks.report, the `hook_failed` audit entry).
  */
 import type { Queryable } from "../db/db.ts";
-import { hookFailed, type HookName, type HookOutput, type Hooks } from "./hooks.ts";
+import type { HookName, Hooks } from "./hooks.ts";
+import { hookFailed, type HookOutput } from "./hook_answers.ts";
 
 /** Claims a custom access token must keep (GoTrue's schema of the hook's output). */
 const REQUIRED_CLAIMS: [string, (v: unknown) => boolean][] = [
