@@ -122,7 +122,7 @@ export async function measureAdminLookups(opts: {
     };
     await new UserStore(db).list({ filter, ascending: false, limit: 50, offset: 0 }, capture);
     await new UserPageStore(db).page(filter, null, 51, capture);
-    const names = ["count", "page", "keyset"];
+    const names = ["paged", "keyset"];
     for (const [i, [text, params]] of captured.entries()) {
       const rows = await sql(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, params);
       plans[`admin_users_${kind}_${names[i]}`] = rows.map((r) => r["QUERY PLAN"]).join("\n");

@@ -83,17 +83,20 @@ export function userFilterCondition(filter: string, first: number): SqlCondition
  * The SQL of one page of the users of `table` matching `match`: `where` (on
  * `created_at` and `id`, or "true") narrows the matches, `order` is the
  * ORDER BY of `created_at` and `id` with `{t}` where the table alias goes,
- * `limit` its LIMIT (and OFFSET) clause. Answers whole user rows.
+ * `limit` its LIMIT (and OFFSET) clause. Answers whole user rows; with
+ * `count`, each also carries `match_count`, how many users match in all (the
+ * same search answers both, so the indexes are read once).
  */
 export function filteredPage(
   table: string,
   match: SqlCondition,
-  page: { where: string; order: string; limit: string },
+  page: { where: string; order: string; limit: string; count?: boolean },
 ): string {
   const order = (alias: string) => page.order.replaceAll("{t}", alias);
+  const count = page.count ? ", (SELECT count(*)::int FROM m) AS match_count" : "";
   return `WITH m AS MATERIALIZED (
       SELECT id, created_at FROM ${table} WHERE deleted_at IS NULL AND ${match.sql})
-    SELECT u.* FROM (
+    SELECT u.*${count} FROM (
       SELECT id, created_at FROM m WHERE ${page.where} ORDER BY ${order("m")} ${page.limit}) p
     JOIN ${table} u ON u.id = p.id
     ORDER BY ${order("p")}`;

@@ -2,7 +2,7 @@
  * The users table: every statement that reads or writes a user row. E-mail
  * addresses arrive here already normalised by the domain (auth/users.ts).
  */
-import { filteredPage, userFilterCondition } from "./user_search.ts";
+import { filteredPage, type SqlCondition, userFilterCondition } from "./user_search.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import { isUniqueViolation } from "../db/db.ts";
 
@@ -140,26 +140,40 @@ export class UserStore {
     limit: number;
     offset: number;
   }, q: Queryable = this.db): Promise<UserPage> {
-    const match = o.filter ? userFilterCondition(o.filter, 1) : { sql: "true", params: [] };
-    const where = `deleted_at IS NULL AND ${match.sql}`;
-    const [{ n }] = await q.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${this.#t} WHERE ${where}`,
-      match.params,
-    );
     const dir = o.ascending ? "ASC" : "DESC";
-    const k = match.params.length;
-    const limit = `LIMIT $${k + 1} OFFSET $${k + 2}`;
-    const users = await q.query<UserRow>(
-      o.filter
-        ? filteredPage(this.#t, match, {
+    if (o.filter) {
+      const match = userFilterCondition(o.filter, 1);
+      const k = match.params.length;
+      const rows = await q.query<UserRow & { match_count?: number }>(
+        filteredPage(this.#t, match, {
           where: "true",
           order: `{t}.created_at ${dir}, {t}.id`,
-          limit,
-        })
-        : `SELECT * FROM ${this.#t} WHERE ${where} ORDER BY created_at ${dir}, id ${limit}`,
-      [...match.params, o.limit, o.offset],
+          limit: `LIMIT $${k + 1} OFFSET $${k + 2}`,
+          count: true,
+        }),
+        [...match.params, o.limit, o.offset],
+      );
+      // A page past the last has no row to carry the count.
+      const total = rows.length ? rows[0].match_count! : await this.#count(match, q);
+      return { total, users: rows.map(({ match_count: _, ...u }) => u as UserRow) };
+    }
+    const [{ n }] = await q.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${this.#t} WHERE deleted_at IS NULL`,
+    );
+    const users = await q.query<UserRow>(
+      `SELECT * FROM ${this.#t} WHERE deleted_at IS NULL ORDER BY created_at ${dir}, id
+       LIMIT $1 OFFSET $2`,
+      [o.limit, o.offset],
     );
     return { total: n, users };
+  }
+
+  async #count(match: SqlCondition, q: Queryable): Promise<number> {
+    const [{ n }] = await q.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${this.#t} WHERE deleted_at IS NULL AND ${match.sql}`,
+      match.params,
+    );
+    return n;
   }
 
   /** Inserts a user; unique violations propagate (see isUniqueViolation). */
