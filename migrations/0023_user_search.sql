@@ -28,14 +28,19 @@ BEGIN
   IF ext_schema IS NULL THEN
     RETURN;
   END IF;
-  EXECUTE format(
-    'CREATE INDEX IF NOT EXISTS __NS__users_email_trgm ON __NS__users
-       USING gin (email %s.gin_trgm_ops) WHERE deleted_at IS NULL', ext_schema);
-  EXECUTE format(
-    'CREATE INDEX IF NOT EXISTS __NS__users_phone_trgm ON __NS__users
-       USING gin (phone %s.gin_trgm_ops) WHERE deleted_at IS NULL', ext_schema);
-  EXECUTE format(
-    'CREATE INDEX IF NOT EXISTS __NS__users_full_name_trgm ON __NS__users
-       USING gin ((raw_user_meta_data->>''full_name'') %s.gin_trgm_ops) WHERE deleted_at IS NULL',
-    ext_schema);
+  -- The extension's schema may be one this role cannot use (no USAGE): then no indexes either.
+  BEGIN
+    EXECUTE format(
+      'CREATE INDEX IF NOT EXISTS __NS__users_email_trgm ON __NS__users
+         USING gin (email %s.gin_trgm_ops) WHERE deleted_at IS NULL', ext_schema);
+    EXECUTE format(
+      'CREATE INDEX IF NOT EXISTS __NS__users_phone_trgm ON __NS__users
+         USING gin (phone %s.gin_trgm_ops) WHERE deleted_at IS NULL', ext_schema);
+    EXECUTE format(
+      'CREATE INDEX IF NOT EXISTS __NS__users_full_name_trgm ON __NS__users
+         USING gin ((raw_user_meta_data->>''full_name'') %s.gin_trgm_ops) WHERE deleted_at IS NULL',
+      ext_schema);
+  EXCEPTION WHEN insufficient_privilege THEN
+    RAISE NOTICE 'pg_trgm in % cannot be used (%): user search reads the table', ext_schema, SQLERRM;
+  END;
 END $$;
