@@ -1,6 +1,7 @@
 -- Admin user search (GET /admin/users?filter=, the console's Users page) without reading every
--- user: trigram GIN indexes (pg_trgm) let `email ILIKE '%part%'`, the full name and the phone
--- digits be found through an index (store/user_search.ts). An id prefix uses the primary key.
+-- user: trigram GIN indexes (pg_trgm) let a part of the e-mail or full name (one index on both)
+-- and of the phone digits be found through an index (store/user_search.ts). An id prefix uses
+-- the primary key.
 --
 -- pg_trgm ships with PostgreSQL (contrib) and is a trusted extension: the database's owner may
 -- create it. The server's embedded PGlite loads it (db/pglite.ts). Where it cannot be created
@@ -30,16 +31,15 @@ BEGIN
   END IF;
   -- The extension's schema may be one this role cannot use (no USAGE): then no indexes either.
   BEGIN
+    -- The e-mail and the full name in one index, so a search reads one (store/user_search.ts
+    -- SEARCH_TEXT is this expression, written the same way).
     EXECUTE format(
-      'CREATE INDEX IF NOT EXISTS __NS__users_email_trgm ON __NS__users
-         USING gin (email %s.gin_trgm_ops) WHERE deleted_at IS NULL', ext_schema);
+      'CREATE INDEX IF NOT EXISTS __NS__users_search_trgm ON __NS__users
+         USING gin ((coalesce(email, '''') || E''\n'' || coalesce(raw_user_meta_data->>''full_name'', ''''))
+           %s.gin_trgm_ops) WHERE deleted_at IS NULL', ext_schema);
     EXECUTE format(
       'CREATE INDEX IF NOT EXISTS __NS__users_phone_trgm ON __NS__users
          USING gin (phone %s.gin_trgm_ops) WHERE deleted_at IS NULL', ext_schema);
-    EXECUTE format(
-      'CREATE INDEX IF NOT EXISTS __NS__users_full_name_trgm ON __NS__users
-         USING gin ((raw_user_meta_data->>''full_name'') %s.gin_trgm_ops) WHERE deleted_at IS NULL',
-      ext_schema);
   EXCEPTION WHEN insufficient_privilege THEN
     RAISE NOTICE 'pg_trgm in % cannot be used (%): user search reads the table', ext_schema, SQLERRM;
   END;
