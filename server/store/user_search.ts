@@ -62,36 +62,16 @@ export function phoneDigits(filter: string): string | null {
 }
 
 /**
- * The part of a filter the trigram index is asked for: its longest word (a run of letters and
- * digits, as pg_trgm splits text; the later of equals), from before the "@" when there is one of three
- * characters or more. Every address shares the trigrams of its domain ("@gmail.com") and many
- * names a common word; the index reads the posting lists of every trigram it is asked for, so
- * asking for the distinctive word alone reads far less. Any part of the filter finds every user
- * the whole filter does; the exact test after the index keeps the answer the filter's.
- */
-export function indexedPart(filter: string): string {
-  const words = (text: string) => text.match(/[\p{L}\p{N}]+/gu) ?? [];
-  const at = filter.indexOf("@");
-  const local = at > 0 ? words(filter.slice(0, at)).filter((w) => w.length >= 3) : [];
-  const candidates = local.length ? local : words(filter);
-  let best = "";
-  // Ties go to the later word: a surname says more than a first name.
-  for (const w of candidates) if (w.length >= best.length) best = w;
-  return best.length >= 3 ? best : filter;
-}
-
-/**
  * The condition of users matching `filter` (a trimmed, non-empty string),
  * with parameters numbered from `$first`. Deleted users are left to the caller.
  */
 export function userFilterCondition(filter: string, first: number): SqlCondition {
-  const params: unknown[] = [containsPattern(filter), containsPattern(indexedPart(filter))];
+  const params: unknown[] = [containsPattern(filter)];
   const text = `$${first}`;
   // The e-mail and the full name share one trigram index (migration 0023's users_search_trgm,
-  // on SEARCH_TEXT), asked for the filter's distinctive word; the exact test after it keeps the
-  // filter's own answer (and a match from spanning the e-mail and the name).
+  // on SEARCH_TEXT), searched once; the exact test after it keeps a match from spanning both.
   const alternatives = [
-    `(${SEARCH_TEXT} ILIKE $${first + 1} AND (email ILIKE ${text} OR ${FULL_NAME} ILIKE ${text}))`,
+    `(${SEARCH_TEXT} ILIKE ${text} AND (email ILIKE ${text} OR ${FULL_NAME} ILIKE ${text}))`,
   ];
   const digits = phoneDigits(filter);
   if (digits) {
