@@ -5,7 +5,9 @@
  * live) with `INSERT ... SELECT generate_series`, plus the plan of each hot
  * statement on the large tables (EXPLAIN ANALYZE of the generic plan the
  * server's prepared statements use; writes rolled back). Everything lives in
- * its own DB_NAMESPACE, dropped at the end.
+ * its own DB_NAMESPACE, dropped at the end. Also the admin user search on the
+ * loaded users: p99 of GET /admin/users?filter= by kind, and its plans
+ * (bench/admin_lookup.ts; --lookups=N requests of each kind, default 100).
  *
  *   nice -n 19 deno task bench --scale [--users=1000000] [--tokens-per-session=5] [--duration=10]
  *
@@ -26,12 +28,15 @@ import { cpuReading } from "./cpu.ts";
 import { rotateLiveSql } from "../server/store/refresh_tokens.ts";
 import { profileSql } from "../server/store/profile.ts";
 import { cleanupStatements } from "../server/store/cleanup.ts";
+import { measureAdminLookups } from "./admin_lookup.ts";
+import { PROCESS_JWT_SECRET } from "../tests/helpers/bench_process.ts";
 
 const arg = (name: string, dflt: number) =>
   Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? dflt);
 const USERS = arg("users", 1_000_000);
 const TOKENS_PER_SESSION = arg("tokens-per-session", 5);
 const DURATION = arg("duration", 10);
+const LOOKUPS = arg("lookups", 100);
 /** Rounds of measurement on each side (small tables, loaded tables), alternating. */
 const ROUNDS = arg("rounds", 3);
 const CONNECTIONS = 32;
@@ -204,10 +209,11 @@ export async function scaleMain(): Promise<number> {
     await sql.begin(async (tx) => {
       await tx.unsafe(
         `INSERT INTO ${p}users (email, encrypted_password, email_confirmed_at, raw_app_meta_data,
-           created_at, updated_at)
+           phone, raw_user_meta_data, created_at, updated_at)
          SELECT 'scale-' || g || '@scale.example.com',
            (SELECT encrypted_password FROM ${p}users WHERE encrypted_password IS NOT NULL LIMIT 1),
            now(), '{"provider":"email","providers":["email"]}',
+           (15550000000 + g)::text, jsonb_build_object('full_name', 'Person ' || g || ' Scale'),
            now() - g * interval '1 second', now() - g * interval '1 second'
          FROM generate_series(1, ${USERS}) g`,
       );
@@ -268,6 +274,23 @@ export async function scaleMain(): Promise<number> {
       // small, large, then large, small: each side goes first as often as the other.
       const order = r % 2 === 0 ? sides : [...sides].reverse();
       for (const side of order) await round(side, r);
+    }
+
+    if (LOOKUPS > 0) {
+      const lookups = await measureAdminLookups({
+        sql: (text, params) => sql.unsafe(text, params as string[]),
+        prefix: p,
+        baseUrl: large.srv.url,
+        jwtSecret: PROCESS_JWT_SECRET,
+        users: USERS,
+        perKind: LOOKUPS,
+      });
+      out.adminLookups = lookups;
+      for (const [k, v] of Object.entries(lookups.latency)) {
+        log(`GET /admin/users?filter= ${k.padEnd(22)} p50 ${v.p50} ms  p99 ${v.p99} ms  (${v.n})`);
+      }
+      for (const [k, plan] of Object.entries(lookups.plans)) log(`plan of ${k}:\n${plan}`);
+      log(`admin lookups: ${lookups.noSeqScan ? "no" : "A"} sequential scan of users`);
     }
 
     {

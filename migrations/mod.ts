@@ -15,6 +15,7 @@ export const MIGRATIONS: readonly string[] = [
   "0017_session_ids_v7.sql",
   "0019_activity_minutes.sql",
   "0021_drop_profile_doc.sql",
+  "0023_user_search.sql",
 ];
 
 /** Reads one migration's SQL text (works from a compiled binary too). */

@@ -40,7 +40,9 @@ export type AuditAction =
   | "factor_updated"
   | "mfa_code_login"
   | "identity_unlinked"
-  | "identity_linked";
+  | "identity_linked"
+  // ours: an auth hook failed or answered nonsense (auth/hooks.ts)
+  | "hook_failed";
 
 /** One audit entry as written. */
 export interface AuditEntry {
@@ -48,7 +50,7 @@ export interface AuditEntry {
   actorId?: string;
   actorUsername?: string;
   actorName?: string;
-  logType?: "account" | "team" | "token" | "user" | "factor" | "recovery_codes";
+  logType?: "account" | "team" | "token" | "user" | "factor" | "recovery_codes" | "hook";
   traits?: Record<string, unknown>;
   ip?: string;
 }

@@ -25,7 +25,8 @@
  * "message"}}` fails the request with that status and message. A hook that
  * fails otherwise answers GoTrue's messages ("Error running hook URI: <uri>",
  * "Failed to reach hook after maximum retries"); what went wrong underneath
- * (PostgreSQL's text, hosts, addresses) reaches the log only.
+ * (PostgreSQL's text, hosts, addresses) reaches the log and the operator's
+ * `hook_failed` audit entry (onProblem), never the client.
  */
 import { AuthError } from "./errors.ts";
 import type { Config } from "../config/mod.ts";
@@ -34,10 +35,25 @@ import { HookFunctionStore } from "../store/hook_functions.ts";
 import { describeError, type Logger } from "../observe/log.ts";
 import type { HookName, HookSettings } from "../config/hooks.ts";
 
+import {
+  answerOf,
+  contentTypeOf,
+  errorOf,
+  hookFailed,
+  type HookOutput,
+  HookProblem,
+  type HookProblemReport,
+  jsonKind,
+  problemOf,
+  readLimited,
+  shownUri,
+} from "./hook_answers.ts";
+
 export { HOOK_NAMES, type HookName } from "../config/hooks.ts";
+export type { HookOutput } from "./hook_answers.ts";
 
 /** GoTrue's names of the hooks in `metadata.name`. */
-const METADATA_NAMES: Record<HookName, string> = {
+export const METADATA_NAMES: Record<HookName, string> = {
   custom_access_token: "customize-access-token",
   send_email: "send-email",
   send_sms: "send-sms",
@@ -47,12 +63,7 @@ const METADATA_NAMES: Record<HookName, string> = {
   after_user_created: "after-user-created",
 };
 
-/** Largest hook answer read (GoTrue: 200 KB). */
-export const HOOK_RESPONSE_LIMIT = 200 * 1024;
 const HTTP_ATTEMPTS = 3;
-
-/** A hook's answer: the parsed JSON object, or null for an empty answer (204). */
-export type HookOutput = Record<string, unknown> | null;
 
 function base64(bytes: Uint8Array): string {
   let s = "";
@@ -90,32 +101,15 @@ export async function webhookSignature(
   return out.join(" ");
 }
 
-/** 500 unexpected_failure: the hook failed or answered something unusable. */
-function hookFailed(message: string): AuthError {
-  return new AuthError("unexpected_failure", message);
-}
-
-/** `{"error": {"http_code", "message"}}` in an answer becomes that error. */
-function errorOf(out: unknown): AuthError | null {
-  if (!out || typeof out !== "object") return null;
-  const e = (out as { error?: unknown }).error;
-  if (!e || typeof e !== "object") return null;
-  const { http_code, message } = e as { http_code?: unknown; message?: unknown };
-  if (typeof message !== "string" || message === "") return null;
-  // A 4xx the hook asks for refuses the request with that status (api/errors.ts statusOf), as
-  // GoTrue does; anything else is a failure (500, GoTrue's answer to a missing http_code).
-  if (typeof http_code === "number" && http_code >= 400 && http_code < 500) {
-    return new AuthError("validation_failed", message, {
-      situation: "hook",
-      hookHttpCode: http_code,
-    });
-  }
-  return hookFailed(message);
-}
-
 /** Calls the configured hooks. */
 export class Hooks {
   readonly #functions: HookFunctionStore;
+  /**
+   * Told of every hook that failed or answered nonsense (not of a hook's own
+   * `{"error"}` answer, which is a decision); hooks_install.ts writes the
+   * audit entry. Not awaited: the request may hold a transaction it would wait on.
+   */
+  onProblem: ((r: HookProblemReport) => Promise<void>) | null = null;
 
   constructor(
     readonly config: Config,
@@ -155,24 +149,36 @@ export class Hooks {
       ...payload,
     };
     const started = performance.now();
+    let out: HookOutput;
     try {
-      const out = point.uri.toLowerCase().startsWith("pg-functions:")
+      out = point.uri.toLowerCase().startsWith("pg-functions:")
         ? await this.#pg(point, input, tx)
         : await this.#http(point, input);
-      const err = errorOf(out);
-      if (err) throw err;
-      return out;
     } catch (e) {
       // The cause (PostgreSQL's text, a host or address that did not answer) is for this
-      // log line only; the caller's answer carries GoTrue's message.
+      // log line and the operator's audit entry only; the caller's answer carries GoTrue's message.
+      const ms = Math.round(performance.now() - started);
       this.log.warn("auth hook failed", {
         hook: name,
         uri: point.uri,
-        ms: Math.round(performance.now() - started),
+        ms,
         error: describeError(e),
       });
+      this.report(name, problemOf(e), ms);
       throw e;
     }
+    const err = errorOf(out);
+    if (err) throw err;
+    return out;
+  }
+
+  /** Tells onProblem (never awaited, never failing the request) that `name` misbehaved. */
+  report(name: HookName, problem: string, ms = 0): void {
+    if (!this.onProblem) return;
+    const r = { hook: name, uri: shownUri(this.config.hooks.points[name].uri), problem, ms };
+    this.onProblem(r).catch((e) =>
+      this.log.warn("auth hook problem not recorded", { hook: name, error: describeError(e) })
+    );
   }
 
   async #pg(point: HookSettings, input: unknown, outer?: Queryable): Promise<HookOutput> {
@@ -183,7 +189,10 @@ export class Hooks {
       const out = typeof result === "string" ? JSON.parse(result) : result;
       if (out === null || out === undefined) return null;
       if (typeof out !== "object" || Array.isArray(out)) {
-        throw hookFailed("Hook function returned something other than a JSON object");
+        throw hookFailed(
+          "Hook function returned something other than a JSON object",
+          `the function returned ${jsonKind(out)}, expected a JSON object`,
+        );
       }
       return out as Record<string, unknown>;
     } catch (e) {
@@ -193,12 +202,18 @@ export class Hooks {
         throw new AuthError(
           "hook_timeout",
           `Failed to reach hook within maximum time of ${this.config.hooks.pgTimeoutSec} seconds`,
-          { cause: e },
+          {
+            cause: new HookProblem(
+              `the function did not return within ${this.config.hooks.pgTimeoutSec} s`,
+              { cause: e },
+            ),
+          },
         );
       }
-      // GoTrue's answer (internal/hooks/v0hooks/manager.go); what PostgreSQL said stays in the log.
+      // GoTrue's answer (internal/hooks/v0hooks/manager.go); what PostgreSQL said stays in the
+      // log and the operator's audit entry.
       throw new AuthError("unexpected_failure", `Error running hook URI: ${point.uri}`, {
-        cause: e,
+        cause: new HookProblem(`the function failed: ${msg}`, { cause: e }),
       });
     }
   }
@@ -211,6 +226,7 @@ export class Hooks {
       new AuthError(
         "hook_timeout",
         `Failed to reach hook within maximum time of ${limitSec} seconds`,
+        { cause: new HookProblem(`no answer within ${limitSec} s (AUTHSVC_HOOK_HTTP_TIMEOUT)`) },
       );
     for (let attempt = 1; attempt <= HTTP_ATTEMPTS; attempt++) {
       const id = crypto.randomUUID();
@@ -237,7 +253,12 @@ export class Hooks {
         throw new AuthError(
           "hook_timeout_after_retry",
           "Failed to reach hook after maximum retries",
-          { cause: e },
+          {
+            cause: new HookProblem(
+              `could not be reached in ${HTTP_ATTEMPTS} attempts: ${describeError(e)}`,
+              { cause: e },
+            ),
+          },
         );
       }
       if (res.status === 204) {
@@ -251,140 +272,33 @@ export class Hooks {
       if ((res.status === 429 || res.status === 503) && res.headers.get("retry-after")) {
         continue;
       }
+      const problem = `answered HTTP ${res.status}, expected 200, 202 or 204` +
+        (res.status === 401 ? " (does it verify the signature with another secret?)" : "");
       switch (res.status) {
         case 400:
-          throw hookFailed("Invalid payload sent to hook");
+          throw hookFailed("Invalid payload sent to hook", problem);
         case 401:
-          throw hookFailed("Hook requires authorization token");
+          throw hookFailed("Hook requires authorization token", problem);
         case 429:
         case 503:
-          throw hookFailed("Service currently unavailable due to hook");
+          throw hookFailed("Service currently unavailable due to hook", problem);
         default:
-          throw hookFailed(`Unexpected status code returned from hook: ${res.status}`);
+          throw hookFailed(`Unexpected status code returned from hook: ${res.status}`, problem);
       }
     }
-    throw hookFailed("Service currently unavailable due to hook");
+    throw hookFailed(
+      "Service currently unavailable due to hook",
+      `answered 429 or 503 with Retry-After on all ${HTTP_ATTEMPTS} attempts`,
+    );
   }
 
   async #read(res: Response): Promise<HookOutput> {
-    const type = (res.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-    if (type !== "application/json") {
+    const type = res.headers.get("content-type");
+    // A wrong type is refused before the body is read.
+    if (contentTypeOf(type) !== "application/json") {
       await res.body?.cancel();
-      throw new AuthError(
-        "hook_payload_invalid_content_type",
-        type
-          ? `Invalid JSON response. Received content-type: ${type}`
-          : "Invalid Content-Type: Missing Content-Type header",
-      );
+      return answerOf(type, { text: "", over: false });
     }
-    const reader = res.body?.getReader();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    while (reader) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > HOOK_RESPONSE_LIMIT) {
-        await reader.cancel();
-        throw new AuthError(
-          "hook_payload_over_size_limit",
-          `Payload size exceeded size limit of ${HOOK_RESPONSE_LIMIT} bytes`,
-        );
-      }
-      chunks.push(value);
-    }
-    const all = new Uint8Array(size);
-    let offset = 0;
-    for (const c of chunks) {
-      all.set(c, offset);
-      offset += c.length;
-    }
-    const text = new TextDecoder().decode(all);
-    if (text.trim() === "") return null;
-    let out: unknown;
-    try {
-      out = JSON.parse(text);
-    } catch {
-      throw hookFailed("Error unmarshaling JSON output.");
-    }
-    if (typeof out !== "object" || out === null || Array.isArray(out)) {
-      throw hookFailed("Hook answered something other than a JSON object");
-    }
-    return out as Record<string, unknown>;
+    return answerOf(type, await readLimited(res));
   }
-}
-
-/** Claims a custom access token must keep (GoTrue's schema of the hook's output). */
-const REQUIRED_CLAIMS: [string, (v: unknown) => boolean][] = [
-  [
-    "aud",
-    (v) => typeof v === "string" || (Array.isArray(v) && v.every((x) => typeof x === "string")),
-  ],
-  ["exp", (v) => typeof v === "number"],
-  ["iat", (v) => typeof v === "number"],
-  ["sub", (v) => typeof v === "string"],
-  ["role", (v) => typeof v === "string"],
-  ["aal", (v) => typeof v === "string"],
-  ["session_id", (v) => typeof v === "string"],
-  ["email", (v) => typeof v === "string"],
-  ["phone", (v) => typeof v === "string"],
-  ["is_anonymous", (v) => typeof v === "boolean"],
-];
-
-/**
- * Runs the custom access token hook on `claims` and returns the claims to
- * sign; `iss` stays ours.
- *
- * @throws {AuthError} 500 when the answer has no `claims` or drops a required claim
- */
-export async function customizeClaims(
-  hooks: Hooks,
-  userId: string,
-  claims: Record<string, unknown>,
-  authenticationMethod: string,
-  tx?: Queryable,
-): Promise<Record<string, unknown>> {
-  const out = await hooks.invoke(
-    "custom_access_token",
-    {
-      user_id: userId,
-      claims,
-      authentication_method: authenticationMethod,
-    },
-    "",
-    tx,
-  );
-  const next = out?.claims;
-  if (!next || typeof next !== "object" || Array.isArray(next)) {
-    throw hookFailed("output claims field is missing");
-  }
-  const c = next as Record<string, unknown>;
-  for (const [name, ok] of REQUIRED_CLAIMS) {
-    if (!ok(c[name])) {
-      throw hookFailed(
-        `output claims do not conform to the expected schema: ${name} is missing or of the wrong type`,
-      );
-    }
-  }
-  const { iss: _ignored, ...rest } = c;
-  return rest;
-}
-
-/** GoTrue's default messages of a rejected attempt. */
-export const DEFAULT_PASSWORD_REJECTION =
-  "Further password verification attempts will be rejected.";
-export const DEFAULT_MFA_REJECTION = "Further MFA verification attempts will be rejected.";
-
-/** A verification hook's decision. */
-export interface AttemptDecision {
-  reject: boolean;
-  message: string;
-  logout: boolean;
-}
-
-/** Reads `{decision, message, should_logout_user}`; anything but "reject" continues. */
-export function attemptDecision(out: HookOutput, defaultMessage: string): AttemptDecision {
-  const reject = out?.decision === "reject";
-  const message = typeof out?.message === "string" && out.message ? out.message : defaultMessage;
-  return { reject, message, logout: out?.should_logout_user === true };
 }

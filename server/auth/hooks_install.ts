@@ -8,13 +8,13 @@
  */
 import { AuthError } from "./errors.ts";
 import type { Domain } from "./deps.ts";
+import { Hooks } from "./hooks.ts";
 import {
   attemptDecision,
   customizeClaims,
   DEFAULT_MFA_REJECTION,
   DEFAULT_PASSWORD_REJECTION,
-  Hooks,
-} from "./hooks.ts";
+} from "./hook_outputs.ts";
 import { type UserRow, userToJson } from "./users.ts";
 import type { MailKind } from "../config/mod.ts";
 
@@ -38,6 +38,9 @@ export { Hooks };
 /** Wires the enabled hooks into the services. */
 export function installHooks(s: Domain): void {
   const hooks = s.hooks;
+  // A hook that fails or answers nonsense leaves an entry naming it and what was wrong.
+  hooks.onProblem = (r) =>
+    s.audit.record({ action: "hook_failed", logType: "hook", traits: { ...r } });
   if (hooks.enabled("custom_access_token")) {
     s.sessions.customizeClaims = (user, session, claims, tx) =>
       customizeClaims(
@@ -91,7 +94,7 @@ export function installHooks(s: Domain): void {
         factor_type: factor.factor_type,
         valid,
       }, ip);
-      const d = attemptDecision(out, DEFAULT_MFA_REJECTION);
+      const d = attemptDecision(hooks, "mfa_verification_attempt", out, DEFAULT_MFA_REJECTION);
       if (!d.reject) return;
       // GoTrue signs the user out everywhere when the hook rejects an MFA attempt.
       await s.sessions.endAll(factor.user_id);
@@ -116,7 +119,12 @@ export async function passwordAttempt(
     user_id: user.id,
     valid,
   }, ip);
-  const d = attemptDecision(out, DEFAULT_PASSWORD_REJECTION);
+  const d = attemptDecision(
+    s.hooks,
+    "password_verification_attempt",
+    out,
+    DEFAULT_PASSWORD_REJECTION,
+  );
   if (!d.reject) return;
   if (d.logout) await s.sessions.endAll(user.id);
   throw new AuthError("invalid_credentials", d.message);

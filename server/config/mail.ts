@@ -9,7 +9,7 @@ import type { ConfigReader, SectionDoc } from "./reader.ts";
 export const MAIL_SECTION: SectionDoc = {
   title: "Mail",
   about:
-    "The SMTP server, the mails' subjects, templates and links, and the notification mails ([server/email.md](server/email.md)).",
+    "The SMTP server, the mails' subjects, templates and links, and the notification mails ([server/email.md](server/email.md)). Subjects and templates in other languages: the same names with a locale suffix, e.g. `AUTHSVC_MAILER_SUBJECTS_CONFIRMATION_DE` ([server/email.md](server/email.md#mail-in-the-users-language)).",
 };
 
 /** Mail kinds, as `MAILER_SUBJECTS_<KIND>` / `MAILER_TEMPLATES_<KIND>` name them. */
@@ -81,10 +81,22 @@ export interface MailerConfig {
   urlPaths: { invite: string; confirmation: string; recovery: string; emailChange: string };
   subjects: Record<MailKind, string>;
   templates: Record<MailKind, string>;
+  /**
+   * Subjects and template URLs per locale ("de", "pt-br"), from the
+   * `MAILER_SUBJECTS_<KIND>_<LOCALE>` / `MAILER_TEMPLATES_<KIND>_<LOCALE>`
+   * variables that are set (mail/locale.ts chooses among them).
+   */
+  localized: Record<string, LocalizedTexts>;
   notifications: Record<NotificationKind, boolean>;
   templateTimeoutSec: number;
   /** Development only: with SMTP_HOST unset, the log line of a mail carries its links. */
   logLinks: boolean;
+}
+
+/** One locale's subjects and template URLs; a kind it leaves out keeps the default. */
+export interface LocalizedTexts {
+  subjects: Partial<Record<MailKind, string>>;
+  templates: Partial<Record<MailKind, string>>;
 }
 
 /** The mail section's part of `Config`. */
@@ -166,8 +178,50 @@ function readMailer(r: ConfigReader): MailerConfig {
   };
 }
 
+/** A locale suffix of a setting name: `DE`, `PT_BR`, `ZH_HANT`. */
+const LOCALE_SUFFIX = /^[A-Z]{2,3}(_[A-Z0-9]{2,8})?$/;
+
+/**
+ * The per-locale subjects and templates that are set: every
+ * `<PREFIX>MAILER_SUBJECTS_<KIND>_<LOCALE>` / `..._TEMPLATES_...` variable.
+ * Each is read (and so documented and not warned about as unknown); a
+ * subject is checked as the default ones are.
+ */
+function readLocalized(r: ConfigReader): Record<string, LocalizedTexts> {
+  const out: Record<string, LocalizedTexts> = {};
+  const prefix = r.name("MAILER_");
+  for (const name of Object.keys(r.env).sort()) {
+    if (!name.startsWith(prefix)) continue;
+    const rest = name.slice(prefix.length);
+    const part = rest.startsWith("SUBJECTS_")
+      ? "subjects"
+      : rest.startsWith("TEMPLATES_")
+      ? "templates"
+      : null;
+    if (!part) continue;
+    const after = rest.slice(part.length + 1);
+    const kind = MAIL_KINDS.find((k) => after.startsWith(`${k.toUpperCase()}_`));
+    const suffix = kind ? after.slice(kind.length + 1) : "";
+    if (!kind || !LOCALE_SUFFIX.test(suffix)) continue;
+    const locale = suffix.replace("_", "-").toLowerCase();
+    const spec = `MAILER_${rest}`;
+    const value = r.string(spec, {
+      doc: `${part === "subjects" ? "subject" : "URL of the HTML template"} of the ${
+        kind.replaceAll("_", " ")
+      } mail in ${locale}`,
+    });
+    if (!value) continue;
+    if (part === "subjects") {
+      const why = templateProblem(value);
+      if (why) r.problem(`${r.name(spec)}: ${why}`);
+    }
+    (out[locale] ??= { subjects: {}, templates: {} })[part][kind] = value;
+  }
+  return out;
+}
+
 /** Each mail kind's subject (a Go template, checked here) and HTML template URL. */
-function readTexts(r: ConfigReader): Pick<MailerConfig, "subjects" | "templates"> {
+function readTexts(r: ConfigReader): Pick<MailerConfig, "subjects" | "templates" | "localized"> {
   const subjects = {} as Record<MailKind, string>;
   const templates = {} as Record<MailKind, string>;
   for (const k of MAIL_KINDS) {
@@ -182,7 +236,7 @@ function readTexts(r: ConfigReader): Pick<MailerConfig, "subjects" | "templates"
       doc: `URL of the HTML template of the ${k.replaceAll("_", " ")} mail`,
     });
   }
-  return { subjects, templates };
+  return { subjects, templates, localized: readLocalized(r) };
 }
 
 function readNotifications(r: ConfigReader): Record<NotificationKind, boolean> {

@@ -24,6 +24,7 @@ import type { AppEnv, Ctx } from "../api/context.ts";
 import { bodyReadFailure, readBody } from "../api/input.ts";
 import type { Services } from "../services.ts";
 import type { ConsoleFigures } from "./figures.ts";
+import { checkHooks, type SampleUser } from "../auth/hook_check.ts";
 import { cookieOpts, fail, pass, payloadOf, randomToken, sameString, tokenOf } from "./http.ts";
 
 const AT = "authsvc_console_at";
@@ -113,6 +114,7 @@ export const CONSOLE_ROUTES = [
   ["GET", "/console/api/me", "me"],
   ["GET", "/console/api/figures", "activity"],
   ["GET", "/console/api/inbox", "inbox"],
+  ["POST", "/console/api/hooks/check", "hooksCheck"],
   ["ALL", "/console/api/gotrue/*", "forward"],
 ] as const;
 
@@ -360,6 +362,13 @@ export async function consoleRoutes(
     return c.json({ mails: mails.list() });
   };
 
+  // A sample payload to each enabled hook, about the operator (auth/hook_check.ts).
+  const hooksCheck = async (c: Ctx) => {
+    const op = await operator(c);
+    if (!op?.user) return signedOut(c);
+    return c.json({ hooks: await checkHooks(s.hooks, op.user as SampleUser) });
+  };
+
   // The API, on the operator's behalf.
   const forward = async (c: Ctx) => {
     const url = new URL(c.req.url);
@@ -395,6 +404,7 @@ export async function consoleRoutes(
     me,
     activity,
     inbox,
+    hooksCheck,
     forward,
   };
   for (const [method, path, name] of CONSOLE_ROUTES) {

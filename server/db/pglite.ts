@@ -3,6 +3,7 @@
  * zero-setup default. One connection; PGlite serialises queries itself.
  */
 import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import type { Db, Queryable } from "./interface.ts";
 import { claimDataDir, DataDirError } from "./data_dir.ts";
 
@@ -65,8 +66,11 @@ export async function openPglite(dataDir: string, prefix: string): Promise<Db> {
   }
   let pg: AnyPg;
   try {
-    pg = new PGlite(inMemory ? undefined : dataDir, {
+    // "memory://" rather than undefined: PGlite reads its options from the first argument when
+    // that is not a string. pg_trgm: the indexes of the admin user search (migration 0023).
+    pg = new PGlite(inMemory ? "memory://" : dataDir, {
       parsers: { 20: (x: string) => Number(x) },
+      extensions: { pg_trgm },
     });
     await pg.waitReady;
     await claim?.opened();

@@ -32,6 +32,7 @@ import type { Logger } from "../observe/log.ts";
 import { DEFAULT_BODIES, htmlToText, linksIn, render, type TemplateVars } from "./templates.ts";
 import { AnswerTiming } from "./timing.ts";
 import { templateProblem } from "./go_template.ts";
+import { localeOf, requestAcceptLanguage } from "./locale.ts";
 
 export type { TemplateVars };
 
@@ -149,8 +150,9 @@ export class Mailer {
     return !this.config.smtp.host;
   }
 
-  async #template(kind: MailKind): Promise<string | null> {
-    const url = this.config.mailer.templates[kind];
+  async #template(kind: MailKind, locale: string | null): Promise<string | null> {
+    const url = (locale && this.config.mailer.localized[locale]?.templates[kind]) ||
+      this.config.mailer.templates[kind];
     if (!url) return null;
     const now = this.clock.now().getTime();
     const hit = this.#templates.get(url);
@@ -188,10 +190,34 @@ export class Mailer {
     return body;
   }
 
-  /** Renders the subject and both parts of a mail. */
-  async render(kind: MailKind, vars: TemplateVars): Promise<RenderedMail> {
-    const custom = await this.#template(kind);
-    const subject = render(this.config.mailer.subjects[kind], vars, false);
+  /**
+   * The locale of a mail of `kind` (mail/locale.ts): the user's
+   * user_metadata.locale (`vars.Data`), then the request's Accept-Language,
+   * among the locales with a subject or template of that kind; null: the default.
+   */
+  localeFor(kind: MailKind, vars: TemplateVars, acceptLanguage = requestAcceptLanguage()) {
+    const localized = this.config.mailer.localized;
+    const available = new Set(
+      Object.keys(localized).filter((l) =>
+        localized[l].subjects[kind] !== undefined || localized[l].templates[kind] !== undefined
+      ),
+    );
+    return localeOf(vars.Data, acceptLanguage, available);
+  }
+
+  /** Renders the subject and both parts of a mail, in `locale`'s texts where it has them. */
+  async render(
+    kind: MailKind,
+    vars: TemplateVars,
+    locale: string | null = null,
+  ): Promise<RenderedMail> {
+    const custom = await this.#template(kind, locale);
+    const subject = render(
+      (locale && this.config.mailer.localized[locale]?.subjects[kind]) ||
+        this.config.mailer.subjects[kind],
+      vars,
+      false,
+    );
     if (custom !== null) {
       const html = render(custom, vars, true);
       return { subject, html, text: htmlToText(html) };
@@ -216,7 +242,7 @@ export class Mailer {
       async () => {
         const vars = typeof req.vars === "function" ? await req.vars() : req.vars;
         if (this.sendHook) return await this.sendHook(req, to, vars);
-        const mail = await this.render(req.kind, vars);
+        const mail = await this.render(req.kind, vars, this.localeFor(req.kind, vars));
         if (this.logOnly) {
           this.log.info("mail not sent (SMTP_HOST unset)", {
             kind: req.kind,

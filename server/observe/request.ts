@@ -164,7 +164,9 @@ export class RequestObservers {
       s.log,
       requestId,
     );
-    const track: RequestTrack = { requestId, dbScope, started, ip };
+    // The Accept-Language chooses the language of mails sent for the request (mail/locale.ts).
+    const acceptLanguage = headers.get("accept-language") ?? "";
+    const track: RequestTrack = { requestId, dbScope, started, ip, acceptLanguage };
     const tracing = this.#obs.tracing;
     if (tracing) {
       const method = methodLabel(raw.method);

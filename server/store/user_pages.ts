@@ -6,6 +6,7 @@
  */
 import type { Db, Queryable } from "../db/db.ts";
 import type { UserRow } from "./users.ts";
+import { filteredPage, userFilterCondition } from "./user_search.ts";
 
 /** Where a page starts: just after this row of the previous page. */
 export interface UserCursor {
@@ -23,8 +24,8 @@ export class UserPageStore {
   }
 
   /**
-   * Up to `limit` users after `cursor` (from the newest when null) whose e-mail,
-   * phone or full name contains `filter` (case-insensitive; "" for all).
+   * Up to `limit` users after `cursor` (from the newest when null) matching
+   * `filter` ("" for all; store/user_search.ts).
    */
   async page(
     filter: string,
@@ -32,16 +33,19 @@ export class UserPageStore {
     limit: number,
     q: Queryable = this.#db,
   ): Promise<UserRow[]> {
-    const like = `%${filter.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
+    const after = "($1::timestamptz IS NULL OR (created_at, id) < ($1::timestamptz, $2::uuid))";
+    const match = filter ? userFilterCondition(filter, 4) : null;
+    const text = match
+      ? filteredPage(this.#users, match, {
+        where: after,
+        order: "{t}.created_at DESC, {t}.id DESC",
+        limit: "LIMIT $3",
+      })
+      : `SELECT * FROM ${this.#users} WHERE deleted_at IS NULL AND ${after}
+         ORDER BY created_at DESC, id DESC LIMIT $3`;
     return await q.query<UserRow>(
-      `SELECT * FROM ${this.#users}
-       WHERE deleted_at IS NULL
-         AND ($1 = '' OR email ILIKE $2 OR phone ILIKE $2
-              OR raw_user_meta_data->>'full_name' ILIKE $2)
-         AND ($3::timestamptz IS NULL OR (created_at, id) < ($3::timestamptz, $4::uuid))
-       ORDER BY created_at DESC, id DESC
-       LIMIT $5`,
-      [filter, like, cursor?.createdAt ?? null, cursor?.id ?? null, limit],
+      text,
+      [cursor?.createdAt ?? null, cursor?.id ?? null, limit, ...(match?.params ?? [])],
     );
   }
 }

@@ -2,6 +2,7 @@
  * The users table: every statement that reads or writes a user row. E-mail
  * addresses arrive here already normalised by the domain (auth/users.ts).
  */
+import { filteredPage, type SqlCondition, userFilterCondition } from "./user_search.ts";
 import type { Db, Queryable } from "../db/db.ts";
 import { isUniqueViolation } from "../db/db.ts";
 
@@ -130,8 +131,8 @@ export class UserStore {
   }
 
   /**
-   * A page of users, not deleted, whose e-mail or full name contains `filter`
-   * (case-insensitive; "" matches everyone), ordered by creation.
+   * A page of users, not deleted, matching `filter` ("" matches everyone;
+   * store/user_search.ts), ordered by creation, and how many match in all.
    */
   async list(o: {
     filter: string;
@@ -139,19 +140,40 @@ export class UserStore {
     limit: number;
     offset: number;
   }, q: Queryable = this.db): Promise<UserPage> {
-    const like = `%${o.filter.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`;
-    const where =
-      `deleted_at IS NULL AND ($1 = '' OR email ILIKE $2 OR raw_user_meta_data->>'full_name' ILIKE $2)`;
-    const [{ n }] = await q.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${this.#t} WHERE ${where}`,
-      [o.filter, like],
-    );
     const dir = o.ascending ? "ASC" : "DESC";
+    if (o.filter) {
+      const match = userFilterCondition(o.filter, 1);
+      const k = match.params.length;
+      const rows = await q.query<UserRow & { match_count?: number }>(
+        filteredPage(this.#t, match, {
+          where: "true",
+          order: `{t}.created_at ${dir}, {t}.id`,
+          limit: `LIMIT $${k + 1} OFFSET $${k + 2}`,
+          count: true,
+        }),
+        [...match.params, o.limit, o.offset],
+      );
+      // A page past the last has no row to carry the count.
+      const total = rows.length ? rows[0].match_count! : await this.#count(match, q);
+      return { total, users: rows.map(({ match_count: _, ...u }) => u as UserRow) };
+    }
+    const [{ n }] = await q.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${this.#t} WHERE deleted_at IS NULL`,
+    );
     const users = await q.query<UserRow>(
-      `SELECT * FROM ${this.#t} WHERE ${where} ORDER BY created_at ${dir}, id LIMIT $3 OFFSET $4`,
-      [o.filter, like, o.limit, o.offset],
+      `SELECT * FROM ${this.#t} WHERE deleted_at IS NULL ORDER BY created_at ${dir}, id
+       LIMIT $1 OFFSET $2`,
+      [o.limit, o.offset],
     );
     return { total: n, users };
+  }
+
+  async #count(match: SqlCondition, q: Queryable): Promise<number> {
+    const [{ n }] = await q.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${this.#t} WHERE deleted_at IS NULL AND ${match.sql}`,
+      match.params,
+    );
+    return n;
   }
 
   /** Inserts a user; unique violations propagate (see isUniqueViolation). */

@@ -78,6 +78,12 @@ export const CONSOLE_SPECS: RouteSpec[] = [
   },
   { name: "GET /console/api/inbox", method: "GET", path: "/console/api/inbox", auth: "console" },
   {
+    name: "POST /console/api/hooks/check",
+    method: "POST",
+    path: "/console/api/hooks/check",
+    auth: "console",
+  },
+  {
     name: "GET /console/api/gotrue/admin/users",
     method: "GET",
     path: `${G}/admin/users`,

@@ -319,7 +319,7 @@ async function usersPage(params) {
     id: "q",
     type: "search",
     value: filter,
-    placeholder: "e-mail, phone or id",
+    placeholder: "e-mail, name, phone or id",
   });
   const form = h(
     "form",
@@ -596,6 +596,7 @@ const ACTIONS = {
   verification_attempted: "Entered a factor's code",
   generate_recovery_codes: "Made recovery codes",
   recovery_codes_deleted: "Deleted recovery codes",
+  hook_failed: "A hook failed",
 };
 
 /** Audit log types in words. */
@@ -606,6 +607,7 @@ const LOG_TYPES = {
   token: "Session",
   factor: "Second factor",
   recovery_codes: "Recovery codes",
+  hook: "Auth hook",
 };
 
 /** E-mail (or phone) of users by id, for entries that name their actor by id only. */
@@ -629,6 +631,7 @@ async function learnActors(entries) {
 
 /** Who did it: an e-mail; an admin token without a user is the service key. */
 function actorOf(p) {
+  if (p?.log_type === "hook") return "the server";
   if (p?.actor_username) return p.actor_username;
   if (p?.actor_id) return actorNames.get(p.actor_id) ?? p.actor_id;
   return "service_role key";
@@ -638,8 +641,9 @@ function auditRow(e, wide) {
   const action = e.payload?.action ?? "";
   const type = e.payload?.log_type ?? "";
   const actor = actorOf(e.payload);
-  // The user an administrator acted on.
-  const subject = e.payload?.traits?.user_email;
+  // The user an administrator acted on, or the hook that failed and why.
+  const t = e.payload?.traits ?? {};
+  const subject = type === "hook" ? `${t.hook}: ${t.problem}` : t.user_email;
   return h(
     "tr",
     {},
@@ -779,6 +783,88 @@ async function inboxPage() {
   );
 }
 
+// ---------------------------------------------------------------- hooks
+
+const VERDICTS = {
+  verified: "verified: a wrongly signed call was refused",
+  not_checked: "NOT CHECKED: a wrongly signed call was accepted",
+  rejected_ours: "refused our signature: another secret?",
+  unknown: "unknown",
+};
+
+function hookRow(r) {
+  return h(
+    "tr",
+    { "data-hook": r.hook },
+    h("th", { scope: "row" }, r.hook.replaceAll("_", " ")),
+    h("td", { class: "wrap opt" }, r.uri),
+    h("td", {}, r.status === null ? "—" : String(r.status)),
+    h("td", {}, `${r.ms} ms`),
+    h(
+      "td",
+      { "data-signature": r.signature?.verdict ?? "" },
+      r.signature ? VERDICTS[r.signature.verdict] : "— (PostgreSQL function)",
+    ),
+    h(
+      "td",
+      { class: "wrap" },
+      h("span", { class: r.ok ? "badge" : "badge banned" }, r.ok ? "ok" : "problem"),
+      r.problem ? ` ${r.problem}` : null,
+    ),
+    h(
+      "td",
+      { class: "wrap" },
+      r.answer ? h("details", {}, h("summary", {}, "Answer"), h("pre", {}, r.answer)) : "(empty)",
+    ),
+  );
+}
+
+function hooksPage() {
+  const results = h("div", {});
+  const run = h("button", { type: "button" }, "Send a sample to each hook");
+  run.addEventListener("click", () =>
+    act("Check hooks", async () => {
+      const { data } = await api("POST", "hooks/check");
+      results.replaceChildren(
+        data.hooks.length
+          ? h(
+            "div",
+            { class: "table-wrap" },
+            h(
+              "table",
+              {},
+              h("caption", { class: "muted" }, `${data.hooks.length} hooks checked`),
+              h(
+                "thead",
+                {},
+                h(
+                  "tr",
+                  {},
+                  ["Hook", "URI", "Status", "Time", "Signature", "Result", "Answer"].map((t) =>
+                    h("th", { scope: "col", class: t === "URI" ? "opt" : undefined }, t)
+                  ),
+                ),
+              ),
+              h("tbody", {}, data.hooks.map(hookRow)),
+            ),
+          )
+          : h("p", {}, "No hook is enabled (AUTHSVC_HOOK_<NAME>_ENABLED)."),
+      );
+    }));
+  show(
+    "Auth hooks",
+    h(
+      "p",
+      { class: "muted" },
+      "Sends each enabled hook a sample payload about you, signed as real calls are, then the " +
+        "same payload signed with a wrong secret, which a hook must refuse. A send hook may " +
+        "really send the sample; a PostgreSQL function runs in a transaction that is rolled back.",
+    ),
+    run,
+    results,
+  );
+}
+
 // ---------------------------------------------------------------- routing
 
 async function route() {
@@ -801,6 +887,7 @@ async function route() {
     else if (path.startsWith("/users/")) await userPage(path.slice(7));
     else if (path === "/audit") await auditPage(params);
     else if (path === "/inbox") await inboxPage();
+    else if (path === "/hooks") hooksPage();
     else show("Not found", h("p", {}, "No such page."));
   } catch (e) {
     if (e.status === 401) return;
