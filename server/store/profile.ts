@@ -105,9 +105,7 @@ export class ProfileStore {
    */
   async revision(userId: string, sessionId: string | null): Promise<ProfileRevision | null> {
     const [row] = await this.db.query<RevRow>(this.#revisionSql, [userId, sessionId]);
-    return row
-      ? { rev: row.__rev, session: row.__session, banned_until: row.banned_until }
-      : null;
+    return row ? { rev: row.__rev, session: row.__session, banned_until: row.banned_until } : null;
   }
 
   /** The user's profile (see {@link Profile}); null when the user does not exist. */
