@@ -10,7 +10,9 @@
  * Failures redirect with `error, error_code, error_description` in the
  * fragment. HEAD requests and link prefetches (Purpose / Sec-Purpose:
  * prefetch, X-Moz: prefetch) never consume a token: mail scanners that open
- * links first do no harm.
+ * links first do no harm. With MAILER_LINK_CONFIRMATION_PAGE a GET only shows
+ * a page whose button POSTs the link (api/verify_page.ts): scanners that open
+ * links without a prefetch header, even twice, use up nothing either.
  *
  * POST: `{type, token_hash}` (the link's token), `{type, token, email}` (the
  * code of the mail), or `{type: "sms" | "phone_change", phone, token}` (the
@@ -35,6 +37,7 @@ import { clientIp, type Ctx } from "./context.ts";
 import { AuthError, badRequest, statusOf } from "./errors.ts";
 import { optString, readBody } from "./input.ts";
 import { verifyByPhone } from "./phone.ts";
+import { confirmationPage, isPageConfirmation } from "./verify_page.ts";
 
 function isEmailType(t: string): t is EmailVerifyType {
   return (EMAIL_VERIFY_TYPES as readonly string[]).includes(t);
@@ -74,15 +77,24 @@ const OAUTH_ERROR: Record<number, string> = {
 const MSG_PARTIAL =
   "Confirmation link accepted. Please proceed to confirm link sent to the other email";
 
-/** GET /verify: the link of a mail; HEAD and prefetches are answered without consuming it. */
+/**
+ * GET /verify: the link of a mail; HEAD and prefetches are answered without consuming it, and
+ * with MAILER_LINK_CONFIRMATION_PAGE every GET is (a page whose button POSTs the link).
+ */
 export async function verifyGet(c: Ctx, s: Services): Promise<Response> {
+  if (c.req.method === "HEAD" || isPrefetch(c)) {
+    return c.body(null, 200, { "cache-control": "no-store" });
+  }
+  if (s.config.mailer.linkConfirmationPage) return confirmationPage(c, c.req.query("type") ?? "");
+  return await consumeLink(c, s);
+}
+
+/** Consumes the link's token (its query) and redirects with the session, the code or the error. */
+async function consumeLink(c: Ctx, s: Services): Promise<Response> {
   const type = c.req.query("type") ?? "";
   const token = c.req.query("token") ?? "";
   const asked = c.req.query("redirect_to");
   let redirectTo = verifyRedirectTo(s.config, asked);
-  if (c.req.method === "HEAD" || isPrefetch(c)) {
-    return c.body(null, 200, { "cache-control": "no-store" });
-  }
   // Redirects carry sessions and codes: never stored by a cache, never sent on as a referrer.
   c.header("cache-control", "no-store");
   c.header("referrer-policy", "no-referrer");
@@ -153,8 +165,9 @@ export async function verifyGet(c: Ctx, s: Services): Promise<Response> {
   );
 }
 
-/** POST /verify. */
+/** POST /verify; with MAILER_LINK_CONFIRMATION_PAGE also the confirmation page's button. */
 export async function verifyPost(c: Ctx, s: Services): Promise<Response> {
+  if (s.config.mailer.linkConfirmationPage && isPageConfirmation(c)) return await consumeLink(c, s);
   const body = await readBody(c);
   // Checked in the order of GoTrue's VerifyParams.Validate, with its messages.
   const type = optString(body, "type", 32);

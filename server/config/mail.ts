@@ -91,6 +91,12 @@ export interface MailerConfig {
   templateTimeoutSec: number;
   /** Development only: with SMTP_HOST unset, the log line of a mail carries its links. */
   logLinks: boolean;
+  /**
+   * GET /verify answers a page whose button confirms the link (a form POST), so
+   * that mail scanners and link previews, which open links but press nothing,
+   * use up no token (api/verify_page.ts).
+   */
+  linkConfirmationPage: boolean;
 }
 
 /** One locale's subjects and template URLs; a kind it leaves out keeps the default. */
@@ -174,6 +180,10 @@ function readMailer(r: ConfigReader): MailerConfig {
     logLinks: r.bool("MAILER_LOG_LINKS", {
       doc:
         "development only: with SMTP_HOST unset, write each mail's links (credentials) to the log",
+    }),
+    linkConfirmationPage: r.bool("MAILER_LINK_CONFIRMATION_PAGE", {
+      doc:
+        "GET /verify shows a page whose button confirms the link, so mail scanners that open links use up nothing",
     }),
   };
 }
