@@ -32,6 +32,16 @@ async function scan(link: string): Promise<number[]> {
   return statuses;
 }
 
+/** The page's button as a browser submits it: a form POST to the page's own URL. */
+function pressButton(link: string): Promise<Response> {
+  return fetch(link, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: "confirm=1",
+  });
+}
+
 /** The person's click: the page, then its button (a form POST to the page's own URL). */
 async function click(link: string): Promise<{ page: string; location: URL }> {
   const get = await fetch(link, { redirect: "manual" });
@@ -41,12 +51,7 @@ async function click(link: string): Promise<{ page: string; location: URL }> {
   assert.equal(get.headers.get("cache-control"), "no-store");
   assert.equal(get.headers.get("referrer-policy"), "no-referrer");
   assert.match(page, /<form method="post">/);
-  const post = await fetch(link, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: "confirm=1",
-  });
+  const post = await pressButton(link);
   await post.body?.cancel();
   assert.equal(post.status, 303);
   return { page, location: new URL(post.headers.get("location")!) };
@@ -71,12 +76,7 @@ Deno.test("auth#1214: HEAD, GET, GET by scanners, then the person's click signs 
     const me = await getUser(srv, f.access_token);
     assert.equal(me.email, "scanned@example.com");
     // The link worked once: a second press of the button (a replay) gets the expired-link error.
-    const again = await fetch(link, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: "confirm=1",
-    });
+    const again = await pressButton(link);
     await again.body?.cancel();
     assert.match(again.headers.get("location") ?? "", /error_code=otp_expired/);
   });
@@ -117,12 +117,7 @@ Deno.test("auth#1214: without the setting, GoTrue's behaviour: a scanner's GET u
     await person.body?.cancel();
     assert.match(person.headers.get("location") ?? "", /error_code=otp_expired/);
     // A form POST is not a way in when the page is off: it is a JSON endpoint then.
-    const post = await fetch(link, {
-      method: "POST",
-      redirect: "manual",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: "confirm=1",
-    });
+    const post = await pressButton(link);
     await post.body?.cancel();
     assert.equal(post.status, 400);
   });
